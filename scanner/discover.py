@@ -1,0 +1,106 @@
+"""Finding pipeline roots on disk and reading files safely.
+
+Reading never raises: a file that is too large, binary, not UTF-8, empty, or a symlink
+leading out of its repository becomes a `ReadProblem` with a message a person understands.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# GitLab's default `max_yaml_size_bytes` (2 MB since gitlab-org/gitlab!160826).
+MAX_FILE_BYTES = 2 * 1024 * 1024
+CI_NAMES = (".gitlab-ci.yml", ".gitlab-ci.yaml")
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", ".tox", "__pycache__", ".terraform", ".mypy_cache"})
+_SPEC_HEADER = re.compile(r"^spec:\s*$", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadProblem:
+    message: str
+    line: int | None = None
+
+
+def read_text(path: Path, repo_root: Path, max_bytes: int = MAX_FILE_BYTES) -> str | ReadProblem:
+    try:
+        real = path.resolve()
+        if not real.is_relative_to(repo_root.resolve()):
+            return ReadProblem(f"symlink points outside the repository (to {real})")
+        size = real.stat().st_size
+        if size > max_bytes:
+            return ReadProblem(f"file is {size} bytes, over the {max_bytes}-byte limit; not scanned")
+        raw = real.read_bytes()
+    except FileNotFoundError:
+        return ReadProblem("file does not exist")
+    except IsADirectoryError:
+        return ReadProblem("is a directory, not a file")
+    except OSError as exc:
+        return ReadProblem(f"cannot read file: {exc.strerror or exc}")
+    if b"\0" in raw[:8192]:
+        return ReadProblem("binary file (contains NUL bytes); not scanned")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return ReadProblem(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line)
+    if not text.strip():
+        return ReadProblem("empty file")
+    return text
+
+
+def repo_root_of(path: Path, scan_root: Path) -> Path:
+    """The nearest ancestor holding `.git`, not above the scanned directory; else the scanned directory."""
+    for parent in path.parents:
+        if (parent / ".git").exists():
+            return parent
+        if parent == scan_root:
+            break
+    return scan_root
+
+
+def _walk(top: Path) -> Iterator[tuple[Path, list[str]]]:
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        yield Path(dirpath), sorted(filenames)
+
+
+def pipeline_roots(top: Path) -> Iterator[Path]:
+    """Every `.gitlab-ci.yml` below `top`, and CI/CD component templates (`templates/*.yml` with a `spec:` header)."""
+    for directory, files in _walk(top):
+        for name in files:
+            if name in CI_NAMES:
+                yield directory / name
+            elif directory.name == "templates" or directory.parent.name == "templates":
+                if name.endswith((".yml", ".yaml")) and _is_component(directory / name, directory):
+                    yield directory / name
+
+
+def _is_component(path: Path, directory: Path) -> bool:
+    if directory.parent.name == "templates" and path.stem != "template":
+        return False
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(_SPEC_HEADER.search(head)) and "\n---" in head
+
+
+def scan_base(paths: list[Path]) -> Path:
+    """The directory reported paths are relative to: the one directory scanned, or the common parent."""
+    resolved = [Path(os.path.abspath(p)) for p in paths]
+    dirs = [p if p.is_dir() else p.parent for p in resolved]
+    if len(dirs) == 1:
+        return dirs[0]
+    return Path(os.path.commonpath([str(d) for d in dirs]))
+
+
+def relative(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,204 @@
+"""The scan: discover pipeline roots, follow their includes, evaluate policies, build the report.
+
+Each file is read, parsed and evaluated once per scan (keyed by its real path), however
+many pipelines include it. Include problems (missing files, cycles, escapes, nesting over
+GitLab's limits) are errors on the including line; the rest of the scan goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanner import ci
+from scanner.discover import MAX_FILE_BYTES, ReadProblem, pipeline_roots, read_text, relative, repo_root_of, scan_base
+from scanner.document import Document
+from scanner.match import Hit, PolicyIndex, evaluate
+from scanner.model import Finding, IncludeRecord, InputError, Location, Report
+from scanner.policy import Policy
+from scanner.versions import Version, severity_for
+from scanner.yamldoc import YamlError, load_yaml
+
+# GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
+MAX_INCLUDES = 150
+MAX_INCLUDE_DEPTH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    target: Version
+    max_file_bytes: int = MAX_FILE_BYTES
+    progress: Callable[[int, str], None] | None = None
+
+
+@dataclass(slots=True)
+class _Pipeline:
+    repo: Path
+    includes: int = 0
+    over_limit: bool = False
+
+
+@dataclass(slots=True)
+class Scan:
+    policies: list[Policy]
+    options: ScanOptions
+    base: Path
+    report: Report = field(init=False)
+    index: PolicyIndex = field(init=False)
+    docs: dict[Path, Document | None] = field(default_factory=dict)
+    expanded: set[Path] = field(default_factory=set)
+    located: set[tuple[str, str, int, int]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.report = Report(target=str(self.options.target))
+        self.index = PolicyIndex([p for p in self.policies if "gitlab-ci" in p.data.applies_to])
+
+    def run(self, paths: Iterable[Path]) -> Report:
+        for arg in paths:
+            arg = Path(os.path.abspath(arg))
+            if arg.is_dir():
+                for root in pipeline_roots(arg):
+                    self.visit(root, _Pipeline(repo_root_of(root, arg)), ())
+            elif arg.is_file():
+                self.visit(arg, _Pipeline(repo_root_of(arg, arg.parent)), ())
+            else:
+                self.error(arg, None, "no such file or directory")
+        self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
+        self.report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+        return self.report
+
+    def error(self, path: Path | str, line: int | None, message: str) -> None:
+        where = path if isinstance(path, str) else relative(path, self.base)
+        self.report.errors.append(InputError(where, line, message))
+
+    def load(self, path: Path, repo: Path) -> Document | None:
+        real = path.resolve()
+        if real in self.docs:
+            return self.docs[real]
+        self.docs[real] = None
+        text = read_text(path, repo, self.options.max_file_bytes)
+        if isinstance(text, ReadProblem):
+            self.error(path, text.line, text.message)
+            return None
+        self.report.files_scanned += 1
+        if self.options.progress:
+            self.options.progress(self.report.files_scanned, relative(path, self.base))
+        try:
+            data = load_yaml(text, str(path))
+        except YamlError as exc:
+            self.error(path, exc.line, exc.message)
+            return None
+        doc = Document(relative(path, self.base), path, "gitlab-ci", text, data)
+        self.docs[real] = doc
+        self.record(doc, evaluate(self.index, doc))
+        return doc
+
+    def visit(self, path: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
+        doc = self.load(path, pipeline.repo)
+        real = path.resolve()
+        if doc is None or real in self.expanded:
+            return
+        self.expanded.add(real)
+        for entry in ci.include_entries(doc):
+            self.follow(doc, entry, pipeline, stack + (real,))
+
+    def follow(self, doc: Document, entry: ci.IncludeEntry, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
+        line = doc.span(entry.route, "value")[0]
+        if entry.kind == "invalid":
+            self.error(doc.path, line, entry.problem)
+            return
+        unresolved = "$" in entry.target
+        note = "path uses CI/CD variables; not resolved" if unresolved else ""
+        if entry.kind != "local" or unresolved:
+            self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, entry.target, False, note))
+            return
+        targets = self.local_targets(doc, entry.target, line, pipeline.repo)
+        self.report.includes.append(IncludeRecord(doc.path, line, "local", entry.target, bool(targets)))
+        for target in targets:
+            real = target.resolve()
+            if real in stack:
+                chain = " → ".join(relative(p, self.base) for p in stack[stack.index(real) :] + (real,))
+                self.error(doc.path, line, f"include cycle: {chain}")
+            elif len(stack) > MAX_INCLUDE_DEPTH:
+                self.error(doc.path, line, f"includes nested deeper than GitLab's limit of {MAX_INCLUDE_DEPTH}")
+            else:
+                pipeline.includes += 1
+                if pipeline.includes > MAX_INCLUDES and not pipeline.over_limit:
+                    pipeline.over_limit = True
+                    self.error(doc.path, line, f"more than {MAX_INCLUDES} includes in one pipeline; GitLab rejects it")
+                self.visit(target, pipeline, stack)
+
+    def local_targets(self, doc: Document, target: str, line: int, repo: Path) -> list[Path]:
+        rel = posixpath.normpath(target.lstrip("/"))
+        if rel == ".." or rel.startswith("../") or posixpath.isabs(rel):
+            self.error(doc.path, line, f"include `{target}` escapes the repository root")
+            return []
+        if "*" not in rel:
+            path = repo / rel
+            if not path.is_file():
+                self.error(doc.path, line, f"local include `{target}` does not exist")
+                return []
+            if not path.resolve().is_relative_to(repo.resolve()):
+                self.error(doc.path, line, f"include `{target}` escapes the repository root (symlink)")
+                return []
+            return [path]
+        found = [p for p in _glob(repo, rel) if p.resolve().is_relative_to(repo.resolve())]
+        if not found:
+            self.error(doc.path, line, f"local include pattern `{target}` matches no file")
+        return found
+
+    def record(self, doc: Document, hits: Iterable[Hit]) -> None:
+        occurrences: dict[tuple[str, str, str], int] = {}
+        for hit in hits:
+            loc = doc.location(hit.route, hit.part, hit.span)
+            key = (hit.policy.id, loc.path, loc.line, loc.column)
+            if key in self.located:
+                continue  # written once, reached twice (alias, merge key): reported once
+            self.located.add(key)
+            ident = (hit.policy.id, loc.symbolic, hit.matched)
+            occurrences[ident] = occurrences.get(ident, 0) + 1
+            self.report.findings.append(self.finding(hit, doc, loc, occurrences[ident]))
+
+    def finding(self, hit: Hit, doc: Document, loc: Location, nth: int) -> Finding:
+        p = hit.policy
+        data = p.data
+        message = data.message.replace("{match}", hit.matched)
+        if data.history:
+            message += " " + p.history_note()
+        digest = hashlib.sha256(f"{p.id}\0{loc.path}\0{loc.symbolic}\0{hit.matched}\0{nth}".encode()).hexdigest()
+        return Finding(
+            rule_id=p.id,
+            title=data.title,
+            severity=severity_for(p.removed, data.informational, self.options.target),
+            message=message,
+            location=loc,
+            deprecated_in=data.deprecated_in,
+            removed_in=data.removed_in,
+            replacement=data.replacement,
+            docs_url=p.docs_url,
+            matched=hit.matched,
+            fingerprint=digest[:32],
+        )
+
+
+def _glob(repo: Path, pattern: str) -> list[Path]:
+    """GitLab's `include:local` wildcards: `*` within one folder, `**` across folders."""
+    rx = re.compile("".join(".*" if tok == "**" else "[^/]*" if tok == "*" else re.escape(tok)
+                            for tok in re.split(r"(\*\*|\*)", pattern)) + r"\Z")
+    out = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            rel = Path(dirpath, name).relative_to(repo).as_posix()
+            if name.endswith((".yml", ".yaml")) and rx.match(rel):
+                out.append(Path(dirpath, name))
+    return out
+
+
+def scan(paths: list[Path], policies: list[Policy], options: ScanOptions) -> Report:
+    return Scan(policies, options, scan_base(paths)).run(paths)

@@ -1,0 +1,236 @@
+"""Policy evaluation over one CI document, dispatched through indexes built once per scan.
+
+Each matcher kind is indexed by what makes it cheap to skip: template names, variable
+names, the literal keys a JSONPath needs, and one prefilter regex over script text. A
+document pays for a policy only when the thing the policy looks for is present.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from jsonpath_ng import Child, Fields, Index
+
+from scanner import ci
+from scanner.document import Document, Part
+from scanner.matchers import (
+    CiVariableMatcher,
+    CommandMatcher,
+    JobTokenReachMatcher,
+    JsonPathMatcher,
+    TemplateIncludeMatcher,
+    VariableReferenceMatcher,
+)
+from scanner.model import Route
+from scanner.policy import Policy
+from scanner.shell import ScriptText, Token, commands, map_lines, program_index, program_name
+from scanner.yamldoc import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    policy: Policy
+    route: Route
+    part: Part
+    matched: str
+    span: Span | None = None  # an exact span inside a scalar (script tokens)
+
+
+class PolicyIndex:
+    def __init__(self, policies: list[Policy]) -> None:
+        self.templates: dict[str, list[Policy]] = defaultdict(list)
+        self.variables: dict[str, list[Policy]] = defaultdict(list)
+        self.references: list[tuple[Policy, VariableReferenceMatcher]] = []
+        self.jsonpaths: list[tuple[Policy, JsonPathMatcher]] = []
+        self.commands: list[tuple[Policy, CommandMatcher]] = []
+        self.reach: list[Policy] = []
+        words: set[str] = set()
+        for p in policies:
+            m = p.matcher
+            if isinstance(m, TemplateIncludeMatcher):
+                for name in m.templates:
+                    self.templates[name].append(p)
+            elif isinstance(m, CiVariableMatcher):
+                for name in m.names:
+                    self.variables[name].append(p)
+            elif isinstance(m, VariableReferenceMatcher):
+                self.references.append((p, m))
+                words.update(m.names)
+            elif isinstance(m, JsonPathMatcher):
+                self.jsonpaths.append((p, m))
+            elif isinstance(m, CommandMatcher):
+                self.commands.append((p, m))
+                words.update(m.programs)
+            elif isinstance(m, JobTokenReachMatcher):
+                self.reach.append(p)
+                words.update(("CI_JOB_TOKEN", "gitlab-ci-token"))
+        alternatives = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+        self.prefilter = re.compile(alternatives) if alternatives else None
+
+
+def evaluate(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    yield from _templates(index, doc)
+    yield from _variables(index, doc)
+    yield from _jsonpaths(index, doc)
+    yield from _scripts(index, doc)
+    if index.reach:
+        yield from _structural_reach(index, doc)
+
+
+def _templates(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    if not index.templates:
+        return
+    for entry in ci.include_entries(doc):
+        if entry.kind == "template":
+            for policy in index.templates.get(entry.target, ()):
+                yield Hit(policy, entry.route, "value", entry.target)
+
+
+def _variables(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    for route, block in ci.variable_blocks(doc):
+        for name, value in block.items():
+            for policy in index.variables.get(name, ()):
+                yield Hit(policy, route + (name,), "key", name)
+            text = ci.variable_value(value)
+            if index.references and isinstance(text, str) and ("$" in text or "%" in text):
+                yield from _references_in_value(index, doc, route + (name,), text, value)
+
+
+def _references_in_value(index: PolicyIndex, doc: Document, route: Route, text: str, raw: Any) -> Iterator[Hit]:
+    scalar_route = route + ("value",) if isinstance(raw, dict) else route
+    script = map_lines(text, doc.span(scalar_route, "value"), doc.lines)
+    yield from _references(index, script, scalar_route)
+
+
+def _references(index: PolicyIndex, script: ScriptText, route: Route) -> Iterator[Hit]:
+    for policy, matcher in index.references:
+        for i, (line_text, _) in enumerate(script.lines()):
+            for m in matcher.pattern.finditer(line_text):
+                line, col = script.position(i, m.start())
+                yield Hit(policy, route, "value", m.group(1), (line, col, line, col + len(m.group(0))))
+
+
+def _jsonpaths(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    keys = doc.data.keys
+    for policy, matcher in index.jsonpaths:
+        if not matcher.required_keys <= keys:
+            continue
+        for n, root in enumerate(doc.data.roots):
+            for match in matcher.expression.find(root):
+                if matcher.value is not None and not matcher.value.accepts(match.value):
+                    continue
+                route = (n,) + _route_of(match.full_path)
+                part: Part = "key" if isinstance(route[-1], str) else "value"
+                yield Hit(policy, route, part, str(route[-1]))
+
+
+def _route_of(path: Any) -> tuple[Any, ...]:
+    if isinstance(path, Child):
+        return _route_of(path.left) + _route_of(path.right)
+    if isinstance(path, Fields):
+        return tuple(path.fields)
+    if isinstance(path, Index):
+        return (path.index,)
+    return ()
+
+
+def _scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    if index.prefilter is None:
+        return
+    per_job: dict[Route, list[tuple[list[Token], ci.ScriptItem]]] = defaultdict(list)
+    for item in ci.scripts(doc):
+        if not index.prefilter.search(item.text):
+            continue
+        script = map_lines(item.text, doc.span(item.route, "value"), doc.lines)
+        yield from _references(index, script, item.route)
+        for words in commands(script):
+            per_job[item.job].append((words, item))
+    for job, cmds in per_job.items():
+        for policy, matcher in index.commands:
+            yield from _command_hits(doc, policy, matcher, job, cmds)
+        for policy in index.reach:
+            for words, item in cmds:
+                yield from _script_reach(doc, policy, words, item.route)
+
+
+def _command_hits(
+    doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: list[tuple[list[Token], ci.ScriptItem]]
+) -> Iterator[Hit]:
+    used = False
+    for words, item in cmds:
+        at = program_index(words)
+        if at is None or program_name(words[at].text) not in m.programs:
+            continue
+        rest = words[at + 1 :]
+        if m.subcommand is not None and not any(w.text == m.subcommand for w in rest[:3]):
+            continue
+        used = True
+        for w in rest:
+            flag = w.text.split("=", 1)[0]
+            if flag in m.flags:
+                yield Hit(policy, item.route, "value", flag, w.span)
+        for w in words[:at]:
+            yield from _env_hit(policy, m, w, item.route)
+    if not used or not m.env:
+        return
+    for words, item in cmds:  # `export NAME=...` elsewhere in the same job
+        if words and words[0].text == "export":
+            for w in words[1:]:
+                yield from _env_hit(policy, m, w, item.route)
+    for route, block in ci.variable_blocks(doc):
+        if route[:2] == job[:2] or len(route) == 2:
+            for name in block:
+                if name in m.env:
+                    yield Hit(policy, route + (name,), "key", name)
+
+
+def _env_hit(policy: Policy, m: CommandMatcher, w: Token, route: Route) -> Iterator[Hit]:
+    name = w.text.split("=", 1)[0]
+    if "=" in w.text and name in m.env:
+        yield Hit(policy, route, "value", name, (w.line, w.column, w.line, w.column + len(name)))
+
+
+_CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")
+_API = re.compile(r"/api/v4/projects/(?P<p>[^/\s?#]+)")
+_SAME = re.compile(r"^\$\{?CI_PROJECT_(?:ID|PATH)\}?$")
+_TOKEN_USE = re.compile(r"JOB-TOKEN:\s*\$\{?CI_JOB_TOKEN|job_token=\$\{?CI_JOB_TOKEN|token=\$\{?CI_JOB_TOKEN|gitlab-ci-token:\$\{?CI_JOB_TOKEN")
+
+
+def _script_reach(doc: Document, policy: Policy, words: list[Token], route: Route) -> Iterator[Hit]:
+    if not any(_TOKEN_USE.search(w.text) for w in words):
+        return
+    for w in words:
+        m = _CLONE.search(w.text) or _API.search(w.text)
+        if m is None:
+            continue
+        project = unquote(m.group("p"))
+        if _SAME.match(m.group("p")) or _SAME.match(project):
+            continue
+        quoted = doc.line_text(w.line)[w.column - 1 : w.column] in "'\""
+        col = w.column + m.start("p") + (1 if quoted else 0)
+        yield Hit(policy, route, "value", project, (w.line, col, w.line, col + len(m.group("p"))))
+
+
+def _structural_reach(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    """`needs: [{project: ...}]` and multi-project `trigger:`."""
+    for route, body in ci.jobs(doc):
+        needs = body.get("needs")
+        if isinstance(needs, list):
+            for i, need in enumerate(needs):
+                if isinstance(need, dict) and isinstance(need.get("project"), str):
+                    for policy in index.reach:
+                        yield Hit(policy, route + ("needs", i, "project"), "value", need["project"])
+        trigger = body.get("trigger")
+        target: tuple[Route, Any] | None = None
+        if isinstance(trigger, str):
+            target = (route + ("trigger",), trigger)
+        elif isinstance(trigger, dict) and isinstance(trigger.get("project"), str):
+            target = (route + ("trigger", "project"), trigger["project"])
+        if target is not None and not _SAME.match(target[1]):
+            for policy in index.reach:
+                yield Hit(policy, target[0], "value", target[1])

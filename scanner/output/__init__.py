@@ -1,0 +1,1 @@
+"""Report formatters: each turns a `Report` into text for one audience."""

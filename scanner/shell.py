@@ -1,0 +1,153 @@
+"""Shell commands inside job scripts, tokenised with their source positions.
+
+A script item is a YAML scalar; each of its lines is mapped back to the source line and
+column it was written on (exact for plain, quoted one-liners and literal `|` blocks, the
+common forms). The tokenizer is deliberately small: words, quotes, `\\`-newline
+continuation, comments and the separators `;`, `&&`, `||`, `|`, `&`. It never runs
+anything and never fails: text it cannot split stays inside a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scanner.yamldoc import Span
+
+Pos = tuple[int, int]  # 1-based line, column
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str  # the word with quotes removed
+    line: int
+    column: int
+    end_column: int
+
+    @property
+    def span(self) -> Span:
+        return (self.line, self.column, self.line, self.end_column)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptText:
+    """One script item: its text and the source position of each of its lines."""
+
+    text: str
+    line_starts: tuple[Pos, ...]
+
+    def position(self, line_index: int, offset: int) -> Pos:
+        line, col = self.line_starts[min(line_index, len(self.line_starts) - 1)]
+        return line, col + offset
+
+    def lines(self) -> Iterator[tuple[str, Pos]]:
+        for i, text in enumerate(self.text.split("\n")):
+            yield text, self.position(i, 0)
+
+
+def map_lines(text: str, span: Span, source: list[str]) -> ScriptText:
+    """Find where each line of a scalar's value was written, within the scalar's own span."""
+    start_line, start_col, end_line, _ = span
+    fallback = (start_line, start_col + (1 if source[start_line - 1][start_col - 1 : start_col] in "'\"" else 0))
+    starts: list[Pos] = []
+    cursor, first_col = start_line, start_col - 1
+    for content in text.split("\n"):
+        stripped = content.lstrip()
+        found: Pos | None = None
+        if stripped:
+            for n in range(cursor, min(end_line, len(source)) + 1):
+                at = source[n - 1].find(stripped.rstrip(), first_col if n == start_line else 0)
+                if at >= 0:
+                    found = (n, at + 1 - (len(content) - len(stripped)))
+                    cursor = n + 1
+                    break
+        starts.append(found or fallback)
+    return ScriptText(text, tuple(starts))
+
+
+_SEPARATORS = (";", "&&", "||", "|", "&")
+
+
+def commands(script: ScriptText) -> list[list[Token]]:
+    """Split a script into simple commands, each a list of positioned words."""
+    out: list[list[Token]] = []
+    current: list[Token] = []
+    lines = script.text.split("\n")
+    i = 0
+    while i < len(lines):
+        text = lines[i]
+        j = 0
+        while j < len(text):
+            ch = text[j]
+            if ch in " \t" or (ch == "\\" and j == len(text) - 1):
+                j += 1
+            elif ch == "#" and (j == 0 or text[j - 1] in " \t;"):
+                break  # comment to end of line
+            elif text.startswith(_SEPARATORS, j) and not text.startswith(("&>", "|&"), j):
+                if current:
+                    out.append(current)
+                    current = []
+                j += 2 if text.startswith(("&&", "||"), j) else 1
+            else:
+                word, k = _word(text, j)
+                line, col = script.position(i, j)
+                current.append(Token(word, line, col, col + (k - j)))
+                j = k
+        if text.endswith("\\") and not text.endswith("\\\\"):
+            i += 1
+            continue  # continuation: the command goes on
+        if current:
+            out.append(current)
+            current = []
+        i += 1
+    if current:
+        out.append(current)
+    return out
+
+
+def _word(text: str, j: int) -> tuple[str, int]:
+    """Read one word starting at j: returns its unquoted text and the index after it."""
+    buf: list[str] = []
+    quote = ""
+    n = len(text)
+    while j < n:
+        ch = text[j]
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif ch == "\\" and quote == '"' and j + 1 < n:
+                j += 1
+                buf.append(text[j])
+            else:
+                buf.append(ch)
+        elif ch in "'\"":
+            quote = ch
+        elif ch in " \t;|&":
+            break
+        elif ch == "\\":
+            if j + 1 < n:
+                j += 1
+                buf.append(text[j])
+        else:
+            buf.append(ch)
+        j += 1
+    return "".join(buf), j
+
+
+def program_index(words: list[Token]) -> int | None:
+    """Index of the program word: after `VAR=value` prefixes and wrappers like sudo/env."""
+    wrappers = {"sudo", "env", "exec", "time", "nohup", "command", "eval"}
+    for i, tok in enumerate(words):
+        t = tok.text
+        if "=" in t and t.split("=", 1)[0].isidentifier():
+            continue
+        if t in wrappers or (i > 0 and words[i - 1].text in ("sudo", "env") and t.startswith("-")):
+            continue
+        return i
+    return None
+
+
+def program_name(word: str) -> str:
+    """`/usr/bin/gitlab-runner.exe` → `gitlab-runner`; `.\\gitlab-runner.exe` too."""
+    base = word.replace("\\", "/").rsplit("/", 1)[-1]
+    return base[:-4] if base.lower().endswith(".exe") else base

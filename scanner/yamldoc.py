@@ -1,0 +1,213 @@
+"""YAML with positions: ruamel's C composer, turned into plain data plus a side table.
+
+The node graph from `compose_all` shares one node for an anchor and all its aliases;
+conversion is memoised by node identity, so an alias bomb costs what its source costs
+and a value written once has one position, wherever it is referenced. Merge keys (`<<`)
+build a new mapping that shares (never copies) the merged values. Custom tags such as
+GitLab's `!reference [.job, script]` become `Tagged` values, never a parse failure.
+
+Positions live beside the data, never inside it: `Spans.table[id(container)]` holds, for
+a mapping, `{key: (key_span, value_span)}` and, for a sequence, a list of value spans.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+# GitLab's own default for `max_yaml_depth` (gitlab-org/gitlab!68593).
+MAX_DEPTH = 100
+
+Span = tuple[int, int, int, int]  # line, column, end line, end column; 1-based
+_STD = "tag:yaml.org,2002:"
+_TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})
+
+
+class YamlError(Exception):
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """A value under a non-standard tag, e.g. `!reference [.setup, script]`."""
+
+    tag: str
+    value: Any
+
+
+@dataclass(slots=True)
+class YamlDoc:
+    """Plain data for each YAML document in a file, plus the position side table."""
+
+    roots: list[Any]
+    root_spans: list[Span]
+    table: dict[int, Any] = field(default_factory=dict)
+    keys: set[str] = field(default_factory=set)
+
+    def key_lines(self, index: int) -> dict[tuple[str | int, ...], int]:
+        """Route → line for every key and item of one document (used for policy errors)."""
+        out: dict[tuple[str | int, ...], int] = {(): self.root_spans[index][0]}
+        seen: set[int] = set()
+        stack: list[tuple[tuple[str | int, ...], Any]] = [((), self.roots[index])]
+        while stack:
+            route, value = stack.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            spans = self.table.get(id(value))
+            if isinstance(value, dict) and spans is not None:
+                for key, child in value.items():
+                    out[route + (key,)] = spans[key][0][0]
+                    stack.append((route + (key,), child))
+            elif isinstance(value, list) and spans is not None:
+                for i, child in enumerate(value):
+                    out[route + (i,)] = spans[i][0]
+                    stack.append((route + (i,), child))
+        return out
+
+
+def _span(node: Node) -> Span:
+    s, e = node.start_mark, node.end_mark
+    return (s.line + 1, s.column + 1, e.line + 1, e.column + 1)
+
+
+def _scalar(node: ScalarNode) -> Any:
+    tag, text = node.tag, node.value
+    if not tag.startswith(_STD):
+        return Tagged(tag, text)
+    kind = tag[len(_STD):]
+    if kind == "str":
+        return text
+    if kind == "null":
+        return None
+    if kind == "bool":
+        return text in _TRUE
+    if kind == "int":
+        try:
+            return int(text.replace("_", ""), 0)
+        except ValueError:
+            return text
+    if kind == "float":
+        try:
+            return float(text.replace("_", ""))
+        except ValueError:
+            return text
+    return text
+
+
+class _Converter:
+    def __init__(self, doc: YamlDoc) -> None:
+        self.doc = doc
+        self.memo: dict[int, Any] = {}
+
+    def value(self, node: Node, depth: int) -> Any:
+        hit = self.memo.get(id(node))
+        if hit is not None or id(node) in self.memo:
+            return hit
+        if depth > MAX_DEPTH:
+            line = node.start_mark.line + 1
+            raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels", line, node.start_mark.column + 1)
+        if isinstance(node, ScalarNode):
+            out: Any = _scalar(node)
+        elif isinstance(node, SequenceNode):
+            out = self._sequence(node, depth)
+        elif isinstance(node, MappingNode):
+            out = self._mapping(node, depth)
+        else:  # pragma: no cover - the composer yields only these three
+            raise YamlError(f"unexpected YAML node {type(node).__name__}")
+        if not node.tag.startswith(_STD) and not isinstance(node, ScalarNode):
+            out = Tagged(node.tag, out)
+        self.memo[id(node)] = out
+        return out
+
+    def _sequence(self, node: SequenceNode, depth: int) -> list[Any]:
+        items: list[Any] = []
+        spans: list[Span] = []
+        self.memo[id(node)] = items  # a self-referencing alias resolves to the list itself
+        for child in node.value:
+            items.append(self.value(child, depth + 1))
+            spans.append(_span(child))
+        self.doc.table[id(items)] = spans
+        return items
+
+    def _mapping(self, node: MappingNode, depth: int) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        spans: dict[str, tuple[Span, Span]] = {}
+        self.memo[id(node)] = data
+        merged: list[tuple[dict[str, Any], dict[str, tuple[Span, Span]]]] = []
+        keys = self.doc.keys
+        for knode, vnode in node.value:
+            if knode.tag == _STD + "merge":
+                merged.extend(self._merge_sources(vnode, depth))
+                continue
+            key = knode.value if isinstance(knode, ScalarNode) else _flow_key(knode)
+            data[key] = self.value(vnode, depth + 1)
+            spans[key] = (_span(knode), _span(vnode))
+            keys.add(key)
+        for source, source_spans in merged:  # explicit keys win; earlier merge sources win
+            for key, value in source.items():
+                if key not in data:
+                    data[key] = value
+                    spans[key] = source_spans[key]
+        self.doc.table[id(data)] = spans
+        return data
+
+    def _merge_sources(
+        self, vnode: Node, depth: int
+    ) -> list[tuple[dict[str, Any], dict[str, tuple[Span, Span]]]]:
+        nodes = vnode.value if isinstance(vnode, SequenceNode) else [vnode]
+        out = []
+        for n in nodes:
+            value = self.value(n, depth + 1)
+            if not isinstance(value, dict):
+                raise YamlError("a merge key (<<) must refer to a mapping", n.start_mark.line + 1, n.start_mark.column + 1)
+            out.append((value, self.doc.table[id(value)]))
+        return out
+
+
+def _flow_key(node: Node) -> str:
+    """A complex (non-scalar) key, kept as readable text."""
+    if isinstance(node, SequenceNode):
+        return "[" + ", ".join(_flow_key(n) for n in node.value) + "]"
+    if isinstance(node, MappingNode):
+        return "{" + ", ".join(f"{_flow_key(k)}: {_flow_key(v)}" for k, v in node.value) + "}"
+    return str(node.value)
+
+
+_yaml = YAML(typ="safe", pure=False)
+
+
+def load_yaml(text: str, name: str = "<string>") -> YamlDoc:
+    """Parse every document in `text`; raise `YamlError` with a 1-based position."""
+    doc = YamlDoc(roots=[], root_spans=[])
+    converter = _Converter(doc)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 200))
+    try:
+        for node in _yaml.compose_all(text):
+            if node is None:
+                continue
+            doc.roots.append(converter.value(node, 0))
+            doc.root_spans.append(_span(node))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        col = mark.column + 1 if mark is not None else None
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise YamlError(f"invalid YAML: {problem or exc}", line, col) from None
+    except YAMLError as exc:
+        raise YamlError(f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels") from None
+    finally:
+        sys.setrecursionlimit(limit)
+    return doc
