@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from jsonpath_ng import Child, Fields, Index
+from jsonpath_ng.jsonpath import Child, Fields, Index
 
 from scanner import ci
 from scanner.document import Document, Part
@@ -135,7 +135,7 @@ def _route_of(path: Any) -> tuple[Any, ...]:
     if isinstance(path, Fields):
         return tuple(path.fields)
     if isinstance(path, Index):
-        return (path.index,)
+        return tuple(path.indices[:1])
     return ()
 
 
@@ -196,7 +196,7 @@ def _env_hit(policy: Policy, m: CommandMatcher, w: Token, route: Route) -> Itera
 
 
 _CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")
-_API = re.compile(r"/api/v4/projects/(?P<p>[^/\s?#]+)")
+_API = re.compile(r"(?:/api/v4|\$\{?CI_API_V4_URL\}?)/projects/(?P<p>[^/\s?#]+)")
 _SAME = re.compile(r"^\$\{?CI_PROJECT_(?:ID|PATH)\}?$")
 _TOKEN_USE = re.compile(r"JOB-TOKEN:\s*\$\{?CI_JOB_TOKEN|job_token=\$\{?CI_JOB_TOKEN|token=\$\{?CI_JOB_TOKEN|gitlab-ci-token:\$\{?CI_JOB_TOKEN")
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonpath_ng import Child, Descendants, Fields, JSONPath, Root, Slice, Where
+from jsonpath_ng.jsonpath import Child, Descendants, Fields, Index, JSONPath, Root, Slice, This, Where, WhereNot, Wildcard
 from jsonpath_ng import parse as jsonpath_parse
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -173,11 +173,11 @@ def _required_keys(expr: JSONPath) -> frozenset[str]:
             raise ValueError("recursive descent ('..') is not allowed in policy JSONPath")
         if isinstance(node, Child):
             stack.extend((node.left, node.right))
-        elif isinstance(node, Where):
+        elif isinstance(node, (Where, WhereNot)):
             stack.append(node.left)
         elif isinstance(node, Fields):
             keys.update(f for f in node.fields if f != "*")
-        elif not isinstance(node, (Root, Slice)) and type(node).__name__ not in ("Index", "This"):
+        elif not isinstance(node, (Root, Slice, Index, This, Wildcard)):
             raise ValueError(f"unsupported JSONPath construct {type(node).__name__}")
     return frozenset(keys)
 

@@ -1,0 +1,28 @@
+"""Shared helpers: the shipped policies, loaded once, and a scan of a directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scanner.engine import ScanOptions, scan
+from scanner.model import Report
+from scanner.policy import Policy, builtin_policy_dir, load_policies
+from scanner.versions import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def policies() -> list[Policy]:
+    return load_policies([builtin_policy_dir()])
+
+
+def run_scan(paths: list[Path], policies: list[Policy], target: str = "19.0") -> Report:
+    return scan(paths, policies, ScanOptions(Version.parse(target)))
+
+
+def where(report: Report) -> set[tuple[str, str, int, int]]:
+    """The exact (policy, path, line, column) of every finding."""
+    return {(f.rule_id, f.location.path, f.location.line, f.location.column) for f in report.findings}
