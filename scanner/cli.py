@@ -67,7 +67,7 @@ def _default_target(policies: list) -> str:  # type: ignore[type-arg]
     releases = {
         Version.parse(r)
         for p in policies
-        for r in (p.data.deprecated_in, p.data.removed_in, *(h.removed_in for h in p.data.history))
+        for r in (p.data.deprecated_in, p.data.removed_in)
         if r
     }
     return str(max(releases)) if releases else "19.0"

@@ -72,15 +72,15 @@ def pipeline_roots(top: Path) -> Iterator[Path]:
     """Every `.gitlab-ci.yml` below `top`, and CI/CD component templates (`templates/*.yml` with a `spec:` header)."""
     for directory, files in _walk(top):
         for name in files:
-            if name in CI_NAMES:
+            if name in CI_NAMES or _is_component(directory / name, directory):
                 yield directory / name
-            elif directory.name == "templates" or directory.parent.name == "templates":
-                if name.endswith((".yml", ".yaml")) and _is_component(directory / name, directory):
-                    yield directory / name
 
 
 def _is_component(path: Path, directory: Path) -> bool:
-    if directory.parent.name == "templates" and path.stem != "template":
+    """`templates/<name>.yml` or `templates/<name>/template.yml` opening with a `spec:` header."""
+    if not path.name.endswith((".yml", ".yaml")):
+        return False
+    if directory.name != "templates" and (directory.parent.name != "templates" or path.stem != "template"):
         return False
     try:
         with path.open("rb") as fh:

@@ -198,7 +198,7 @@ def _env_hit(policy: Policy, m: CommandMatcher, w: Token, route: Route) -> Itera
 _CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")
 _API = re.compile(r"(?:/api/v4|\$\{?CI_API_V4_URL\}?)/projects/(?P<p>[^/\s?#]+)")
 _SAME = re.compile(r"^\$\{?CI_PROJECT_(?:ID|PATH)\}?$")
-_TOKEN_USE = re.compile(r"JOB-TOKEN:\s*\$\{?CI_JOB_TOKEN|job_token=\$\{?CI_JOB_TOKEN|token=\$\{?CI_JOB_TOKEN|gitlab-ci-token:\$\{?CI_JOB_TOKEN")
+_TOKEN_USE = re.compile(r"(?:JOB-TOKEN:\s*|job_token=|token=|gitlab-ci-token:)\$\{?CI_JOB_TOKEN")
 
 
 def _script_reach(doc: Document, policy: Policy, words: list[Token], route: Route) -> Iterator[Hit]:

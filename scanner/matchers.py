@@ -12,9 +12,21 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonpath_ng.jsonpath import Child, Descendants, Fields, Index, JSONPath, Root, Slice, This, Where, WhereNot, Wildcard
 from jsonpath_ng import parse as jsonpath_parse
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
+from jsonpath_ng.jsonpath import (
+    Child,
+    Descendants,
+    Fields,
+    Index,
+    JSONPath,
+    Root,
+    Slice,
+    This,
+    Where,
+    WhereNot,
+    Wildcard,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 VAR_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"

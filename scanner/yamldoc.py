@@ -16,9 +16,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+import re
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.tag import Tag
 
 # GitLab's own default for `max_yaml_depth` (gitlab-org/gitlab!68593).
 MAX_DEPTH = 100
@@ -80,8 +83,43 @@ def _span(node: Node) -> Span:
     return (s.line + 1, s.column + 1, e.line + 1, e.column + 1)
 
 
+_TAGS = {k: Tag(suffix=_STD + k) for k in ("str", "null", "bool", "int", "float", "seq", "map", "merge")}
+# YAML 1.1 implicit types, as GitLab's parser (Ruby's Psych) reads them.
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = re.compile(r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$")
+_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9_]*|0x[0-9a-fA-F_]+|0o?[0-7_]+|0b[01_]+)$")
+_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$")
+_MAYBE = frozenset("~nNyYtTfFoO0123456789+-.")
+
+
+class _FastResolver(VersionedResolver):  # type: ignore[misc]
+    """Implicit scalar types in one regex per candidate; ruamel's versioned lookup costs more than parsing."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode:
+            if implicit[0] and value == "<<":
+                return _TAGS["merge"]
+            if implicit[0] and (not value or value[0] in _MAYBE):
+                if _NULL.match(value):
+                    return _TAGS["null"]
+                if _BOOL.match(value):
+                    return _TAGS["bool"]
+                if _INT.match(value):
+                    return _TAGS["int"]
+                if _FLOAT.match(value):
+                    return _TAGS["float"]
+            return _TAGS["str"]
+        return _TAGS["seq"] if kind is SequenceNode else _TAGS["map"]
+
+
+_STR_TAG, _MERGE_TAG, _STD_TAGS = _TAGS["str"], _TAGS["merge"], frozenset(map(id, _TAGS.values()))
+
+
 def _scalar(node: ScalarNode) -> Any:
-    tag, text = node.tag, node.value
+    ctag, text = node.ctag, node.value
+    if ctag is _STR_TAG:
+        return text
+    tag = str(ctag)
     if not tag.startswith(_STD):
         return Tagged(tag, text)
     kind = tag[len(_STD):]
@@ -124,7 +162,7 @@ class _Converter:
             out = self._mapping(node, depth)
         else:  # pragma: no cover - the composer yields only these three
             raise YamlError(f"unexpected YAML node {type(node).__name__}")
-        if not node.tag.startswith(_STD) and not isinstance(node, ScalarNode):
+        if id(node.ctag) not in _STD_TAGS and not isinstance(node, ScalarNode) and not node.tag.startswith(_STD):
             out = Tagged(node.tag, out)
         self.memo[id(node)] = out
         return out
@@ -146,7 +184,7 @@ class _Converter:
         merged: list[tuple[dict[str, Any], dict[str, tuple[Span, Span]]]] = []
         keys = self.doc.keys
         for knode, vnode in node.value:
-            if knode.tag == _STD + "merge":
+            if knode.ctag is _MERGE_TAG:
                 merged.extend(self._merge_sources(vnode, depth))
                 continue
             key = knode.value if isinstance(knode, ScalarNode) else _flow_key(knode)
@@ -169,7 +207,8 @@ class _Converter:
         for n in nodes:
             value = self.value(n, depth + 1)
             if not isinstance(value, dict):
-                raise YamlError("a merge key (<<) must refer to a mapping", n.start_mark.line + 1, n.start_mark.column + 1)
+                mark = n.start_mark
+                raise YamlError("a merge key (<<) must refer to a mapping", mark.line + 1, mark.column + 1)
             out.append((value, self.doc.table[id(value)]))
         return out
 
@@ -183,17 +222,31 @@ def _flow_key(node: Node) -> str:
     return str(node.value)
 
 
-_yaml = YAML(typ="safe", pure=False)
+_FAST = YAML(typ="safe", pure=False)
+_FAST.Resolver = _FastResolver
+# libyaml (the C parser) rejects some YAML that GitLab's parser accepts, such as `needs: [a:b]`
+# (a colon inside a plain scalar in a flow sequence); the pure-Python composer reads those.
+_SLOW = YAML(typ="safe", pure=True)
+_SLOW.Resolver = _FastResolver
 
 
 def load_yaml(text: str, name: str = "<string>") -> YamlDoc:
     """Parse every document in `text`; raise `YamlError` with a 1-based position."""
+    try:
+        return _load(text, _FAST)
+    except YamlError as exc:
+        if not exc.message.startswith("invalid YAML"):
+            raise
+    return _load(text, _SLOW)
+
+
+def _load(text: str, parser: YAML) -> YamlDoc:
     doc = YamlDoc(roots=[], root_spans=[])
     converter = _Converter(doc)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 200))
     try:
-        for node in _yaml.compose_all(text):
+        for node in parser.compose_all(text):
             if node is None:
                 continue
             doc.roots.append(converter.value(node, 0))

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import where
 from scanner.engine import MAX_INCLUDE_DEPTH, ScanOptions, scan
 from scanner.model import IncludeRecord, InputError, Report
 from scanner.policy import Policy, load_policies
 from scanner.versions import Version
+
+from conftest import where
 
 DATA = Path(__file__).parent / "data" / "policies"
 
@@ -37,27 +38,30 @@ def run(root: Path, policies: list[Policy], target: str = "19.0", **kw: int) -> 
 
 
 def test_include_forms_are_followed_or_recorded(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        ".gitlab-ci.yml": (
-            "include:\n"
-            "  - ci/one.yml\n"
-            "  - local: /ci/two.yml\n"
-            "    rules:\n"
-            "      - if: $CI_COMMIT_BRANCH\n"
-            "  - template: Old.gitlab-ci.yml\n"
-            "  - project: group/shared\n"
-            "    ref: v1\n"
-            "    file: [a.yml, /b.yml]\n"
-            "  - remote: https://example.com/ci.yml\n"
-            "  - component: $CI_SERVER_FQDN/group/comp/build@1.0\n"
-            "    inputs:\n"
-            "      OLD_VAR: x\n"
-            "  - local: ci/$FLAVOUR.yml\n"
-        ),
-        "ci/one.yml": "one:\n  variables:\n    OLD_VAR: a\n  script: [echo]\n",
-        "ci/two.yml": "include: ci/three.yml\n",
-        "ci/three.yml": "three:\n  variables:\n    OLD_VAR: b\n  script: [echo]\n",
-    })
+    write(
+        tmp_path,
+        {
+            ".gitlab-ci.yml": (
+                "include:\n"
+                "  - ci/one.yml\n"
+                "  - local: /ci/two.yml\n"
+                "    rules:\n"
+                "      - if: $CI_COMMIT_BRANCH\n"
+                "  - template: Old.gitlab-ci.yml\n"
+                "  - project: group/shared\n"
+                "    ref: v1\n"
+                "    file: [a.yml, /b.yml]\n"
+                "  - remote: https://example.com/ci.yml\n"
+                "  - component: $CI_SERVER_FQDN/group/comp/build@1.0\n"
+                "    inputs:\n"
+                "      OLD_VAR: x\n"
+                "  - local: ci/$FLAVOUR.yml\n"
+            ),
+            "ci/one.yml": "one:\n  variables:\n    OLD_VAR: a\n  script: [echo]\n",
+            "ci/two.yml": "include: ci/three.yml\n",
+            "ci/three.yml": "three:\n  variables:\n    OLD_VAR: b\n  script: [echo]\n",
+        },
+    )
     report = run(tmp_path, test_policies)
     assert report.errors == []
     assert where(report) == {
@@ -74,23 +78,34 @@ def test_include_forms_are_followed_or_recorded(tmp_path: Path, test_policies: l
         IncludeRecord(".gitlab-ci.yml", 9, "project", "group/shared:a.yml", False),
         IncludeRecord(".gitlab-ci.yml", 9, "project", "group/shared:/b.yml", False),
         IncludeRecord(".gitlab-ci.yml", 10, "remote", "https://example.com/ci.yml", False),
-        IncludeRecord(".gitlab-ci.yml", 11, "component", "$CI_SERVER_FQDN/group/comp/build@1.0", False,
-                      "path uses CI/CD variables; not resolved"),
-        IncludeRecord(".gitlab-ci.yml", 14, "local", "ci/$FLAVOUR.yml", False, "path uses CI/CD variables; not resolved"),
+        IncludeRecord(
+            ".gitlab-ci.yml",
+            11,
+            "component",
+            "$CI_SERVER_FQDN/group/comp/build@1.0",
+            False,
+            "path uses CI/CD variables; not resolved",
+        ),
+        IncludeRecord(
+            ".gitlab-ci.yml", 14, "local", "ci/$FLAVOUR.yml", False, "path uses CI/CD variables; not resolved"
+        ),
     ]
     assert report.files_scanned == 4
 
 
 def test_include_string_form_and_wildcards(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        ".gitlab-ci.yml": "include: 'ci/*.yml'\n",
-        "ci/top.yml": "include:\n  - local: 'deep/**/*.yml'\n  - local: 'all/**.yml'\n",
-        "ci/skip.txt": "include: nothing\n",
-        "deep/top.yml": "variables:\n  OLD_VAR: not-reached\n",
-        "deep/sub/inner.yml": "variables:\n  OLD_VAR: reached\n",
-        "all/a.yml": "variables:\n  OLD_VAR: reached\n",
-        "all/x/b.yml": "variables:\n  OLD_VAR: reached\n",
-    })
+    write(
+        tmp_path,
+        {
+            ".gitlab-ci.yml": "include: 'ci/*.yml'\n",
+            "ci/top.yml": "include:\n  - local: 'deep/**/*.yml'\n  - local: 'all/**.yml'\n",
+            "ci/skip.txt": "include: nothing\n",
+            "deep/top.yml": "variables:\n  OLD_VAR: not-reached\n",
+            "deep/sub/inner.yml": "variables:\n  OLD_VAR: reached\n",
+            "all/a.yml": "variables:\n  OLD_VAR: reached\n",
+            "all/x/b.yml": "variables:\n  OLD_VAR: reached\n",
+        },
+    )
     report = run(tmp_path, test_policies)
     assert report.errors == []
     assert where(report) == {
@@ -101,13 +116,16 @@ def test_include_string_form_and_wildcards(tmp_path: Path, test_policies: list[P
 
 
 def test_file_reached_twice_is_scanned_and_reported_once(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        ".gitlab-ci.yml": "include: [ci/shared.yml, ci/other.yml]\n",
-        "ci/other.yml": "include: ci/shared.yml\n",
-        "ci/shared.yml": "variables:\n  OLD_VAR: x\n",
-        "sub/.gitlab-ci.yml": "include: ci/shared.yml\nvariables:\n  OLD_VAR: y\n",
-        "sub/ci/shared.yml": "variables:\n  OLD_VAR: z\n",
-    })
+    write(
+        tmp_path,
+        {
+            ".gitlab-ci.yml": "include: [ci/shared.yml, ci/other.yml]\n",
+            "ci/other.yml": "include: ci/shared.yml\n",
+            "ci/shared.yml": "variables:\n  OLD_VAR: x\n",
+            "sub/.gitlab-ci.yml": "include: ci/shared.yml\nvariables:\n  OLD_VAR: y\n",
+            "sub/ci/shared.yml": "variables:\n  OLD_VAR: z\n",
+        },
+    )
     report = run(tmp_path, test_policies)
     assert report.errors == []
     assert where(report) == {
@@ -119,25 +137,31 @@ def test_file_reached_twice_is_scanned_and_reported_once(tmp_path: Path, test_po
 
 
 def test_nested_git_repository_is_its_own_root(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        "a/.git/HEAD": "ref: refs/heads/main\n",
-        "a/.gitlab-ci.yml": "include: ci/x.yml\n",
-        "a/ci/x.yml": "variables:\n  OLD_VAR: 1\n",
-        "b/.git/HEAD": "ref: refs/heads/main\n",
-        "b/.gitlab-ci.yml": "include: ci/x.yml\n",
-        "b/ci/x.yml": "variables:\n  OLD_VAR: 2\n",
-    })
+    write(
+        tmp_path,
+        {
+            "a/.git/HEAD": "ref: refs/heads/main\n",
+            "a/.gitlab-ci.yml": "include: ci/x.yml\n",
+            "a/ci/x.yml": "variables:\n  OLD_VAR: 1\n",
+            "b/.git/HEAD": "ref: refs/heads/main\n",
+            "b/.gitlab-ci.yml": "include: ci/x.yml\n",
+            "b/ci/x.yml": "variables:\n  OLD_VAR: 2\n",
+        },
+    )
     report = scan([tmp_path / "a", tmp_path / "b"], test_policies, ScanOptions(Version(19, 0)))
     assert report.errors == []
     assert where(report) == {("t-variable", "a/ci/x.yml", 2, 3), ("t-variable", "b/ci/x.yml", 2, 3)}
 
 
 def test_cycle_is_an_error_and_the_rest_is_scanned(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        ".gitlab-ci.yml": "include: ci/a.yml\nvariables:\n  OLD_VAR: root\n",
-        "ci/a.yml": "include: ci/b.yml\n",
-        "ci/b.yml": "include:\n  - local: ci/a.yml\nvariables:\n  OLD_VAR: b\n",
-    })
+    write(
+        tmp_path,
+        {
+            ".gitlab-ci.yml": "include: ci/a.yml\nvariables:\n  OLD_VAR: root\n",
+            "ci/a.yml": "include: ci/b.yml\n",
+            "ci/b.yml": "include:\n  - local: ci/a.yml\nvariables:\n  OLD_VAR: b\n",
+        },
+    )
     report = run(tmp_path, test_policies)
     assert report.errors == [InputError("ci/b.yml", 2, "include cycle: ci/a.yml → ci/b.yml → ci/a.yml")]
     assert where(report) == {("t-variable", ".gitlab-ci.yml", 3, 3), ("t-variable", "ci/b.yml", 4, 3)}
@@ -146,9 +170,12 @@ def test_cycle_is_an_error_and_the_rest_is_scanned(tmp_path: Path, test_policies
 def test_escapes_are_errors(tmp_path: Path, test_policies: list[Policy]) -> None:
     outside = tmp_path / "outside.yml"
     outside.write_text("variables:\n  OLD_VAR: secret\n")
-    repo = write(tmp_path / "repo", {
-        ".gitlab-ci.yml": "include:\n  - local: ../outside.yml\n  - local: ci/link.yml\n  - local: /../../x.yml\n",
-    })
+    repo = write(
+        tmp_path / "repo",
+        {
+            ".gitlab-ci.yml": "include:\n  - local: ../outside.yml\n  - local: ci/link.yml\n  - local: /../../x.yml\n",
+        },
+    )
     (repo / "ci").mkdir()
     os.symlink(outside, repo / "ci" / "link.yml")
     report = run(repo, test_policies)
@@ -167,27 +194,34 @@ def test_nesting_deeper_than_gitlab_allows(tmp_path: Path, test_policies: list[P
     files[f"ci/{MAX_INCLUDE_DEPTH + 3}.yml"] = "variables:\n  OLD_VAR: deep\n"
     report = run(write(tmp_path, files), test_policies)
     limit = MAX_INCLUDE_DEPTH  # the root's include is level 1, so ci/99.yml's include is level 101
-    assert report.errors == [InputError(f"ci/{limit - 1}.yml", 1, f"includes nested deeper than GitLab's limit of {limit}")]
+    assert report.errors == [
+        InputError(f"ci/{limit - 1}.yml", 1, f"includes nested deeper than GitLab's limit of {limit}")
+    ]
 
 
 def test_bad_files_are_errors_and_lose_nothing(tmp_path: Path, test_policies: list[Policy]) -> None:
-    bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 10)
-    ) + "variables:\n  OLD_VAR: after-bomb\n"
-    write(tmp_path, {
-        ".gitlab-ci.yml": "include: 'ci/*.yml'\nvariables:\n  OLD_VAR: root\n",
-        "ci/broken.yml": "job:\n  script: [a\n  stage: b\n",
-        "ci/binary.yml": b"\x00\x01\x02variables: {}\n",
-        "ci/latin1.yml": "variables:\n  NAME: 'caf\xe9'\n".encode("latin-1"),
-        "ci/empty.yml": "\n\n",
-        "ci/huge.yml": "variables:\n" + "".join(f"  V{i}: x\n" for i in range(2000)),
-        "ci/bomb.yml": bomb,
-    })
+    bomb = (
+        "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 10))
+        + "variables:\n  OLD_VAR: after-bomb\n"
+    )
+    write(
+        tmp_path,
+        {
+            ".gitlab-ci.yml": "include: 'ci/*.yml'\nvariables:\n  OLD_VAR: root\n",
+            "ci/broken.yml": "job:\n  script: [a\n  stage: b\n",
+            "ci/binary.yml": b"\x00\x01\x02variables: {}\n",
+            "ci/latin1.yml": "variables:\n  NAME: 'caf\xe9'\n".encode("latin-1"),
+            "ci/empty.yml": "\n\n",
+            "ci/huge.yml": "variables:\n" + "".join(f"  V{i}: x\n" for i in range(2000)),
+            "ci/bomb.yml": bomb,
+        },
+    )
     report = run(tmp_path, test_policies, max_file_bytes=10_000)
     messages = {(e.path, e.line, e.message.split(";")[0].split(" (")[0]) for e in report.errors}
     assert messages == {
         ("ci/binary.yml", None, "binary file"),
-        ("ci/broken.yml", 3, "invalid YAML: while parsing a flow sequence did not find expected ',' or ']'"),
+        ("ci/broken.yml", 3, "invalid YAML: while parsing a flow sequence expected ',' or ']', but got ':'"),
         ("ci/empty.yml", None, "empty file"),
         ("ci/huge.yml", None, "file is 20901 bytes, over the 10000-byte limit"),
         ("ci/latin1.yml", 2, "not valid UTF-8"),

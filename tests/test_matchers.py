@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import where
 from scanner.engine import ScanOptions, scan
 from scanner.model import Report
 from scanner.policy import Policy, load_policies
 from scanner.versions import Version
+
+from conftest import where
 from test_engine import DATA, write
 
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_scan, where
 from scanner.policy import Policy, builtin_policy_dir, load_policies
+
+from conftest import run_scan, where
 
 FIXTURES = Path(__file__).parent / "policies"
 EXPECT = re.compile(r"^\s*#\s*expect:\s*(?P<id>[a-z0-9-]+)\s+col=(?P<col>\d+)\s*$")
