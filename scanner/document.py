@@ -62,8 +62,10 @@ class Document:
             raise RouteError(f"{self.path}: no positions for {route_text(route)}")
         if isinstance(container, dict):
             key_span, value_span = spans[last]
-            return key_span if part == "key" else value_span
-        return spans[last]
+            found: Span = key_span if part == "key" else value_span
+            return found
+        item: Span = spans[last]
+        return item
 
     def location(self, route: Route, part: Part = "key", span: Span | None = None) -> Location:
         where = span or self.span(route, part)

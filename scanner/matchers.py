@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonpath_ng import parse as jsonpath_parse
+from jsonpath_ng.parser import parse as jsonpath_parse
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 from jsonpath_ng.jsonpath import (
     Child,

@@ -94,7 +94,7 @@ _FLOAT = re.compile(
 _MAYBE = frozenset("~nNyYtTfFoO0123456789+-.")
 
 
-class _FastResolver(VersionedResolver):  # type: ignore[misc]
+class _FastResolver(VersionedResolver):
     """Implicit scalar types in one regex per candidate; ruamel's versioned lookup costs more than parsing."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
@@ -164,8 +164,10 @@ class _Converter:
             out = self._mapping(node, depth)
         else:  # pragma: no cover - the composer yields only these three
             raise YamlError(f"unexpected YAML node {type(node).__name__}")
-        if id(node.ctag) not in _STD_TAGS and not isinstance(node, ScalarNode) and not node.tag.startswith(_STD):
-            out = Tagged(node.tag, out)
+        if id(node.ctag) not in _STD_TAGS and not isinstance(node, ScalarNode):
+            tag = str(node.tag)
+            if not tag.startswith(_STD):
+                out = Tagged(tag, out)
         self.memo[id(node)] = out
         return out
 
