@@ -25,10 +25,10 @@ class ReadProblem:
     line: int | None = None
 
 
-def read_text(path: Path, repo_root: Path, max_bytes: int = MAX_FILE_BYTES) -> str | ReadProblem:
+def read_text(real: Path, repo_real: Path, max_bytes: int = MAX_FILE_BYTES) -> str | ReadProblem:
+    """Read a file given by its resolved path, inside the resolved repository root."""
     try:
-        real = path.resolve()
-        if not real.is_relative_to(repo_root.resolve()):
+        if not real.is_relative_to(repo_real):
             return ReadProblem(f"symlink points outside the repository (to {real})")
         size = real.stat().st_size
         if size > max_bytes:

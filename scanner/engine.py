@@ -39,8 +39,12 @@ class ScanOptions:
 @dataclass(slots=True)
 class _Pipeline:
     repo: Path
+    repo_real: Path = field(init=False)
     includes: int = 0
     over_limit: bool = False
+
+    def __post_init__(self) -> None:
+        self.repo_real = self.repo.resolve()
 
 
 @dataclass(slots=True)
@@ -50,8 +54,7 @@ class Scan:
     base: Path
     report: Report = field(init=False)
     index: PolicyIndex = field(init=False)
-    docs: dict[Path, Document | None] = field(default_factory=dict)
-    expanded: set[Path] = field(default_factory=set)
+    seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
     located: set[tuple[str, str, int, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -63,9 +66,9 @@ class Scan:
             arg = Path(os.path.abspath(arg))
             if arg.is_dir():
                 for root in pipeline_roots(arg):
-                    self.visit(root, _Pipeline(repo_root_of(root, arg)), ())
+                    self.visit(root, root.resolve(), _Pipeline(repo_root_of(root, arg)), ())
             elif arg.is_file():
-                self.visit(arg, _Pipeline(repo_root_of(arg, arg.parent)), ())
+                self.visit(arg, arg.resolve(), _Pipeline(repo_root_of(arg, arg.parent)), ())
             else:
                 self.error(arg, None, "no such file or directory")
         self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
@@ -76,12 +79,12 @@ class Scan:
         where = path if isinstance(path, str) else relative(path, self.base)
         self.report.errors.append(InputError(where, line, message))
 
-    def load(self, path: Path, repo: Path) -> Document | None:
-        real = path.resolve()
-        if real in self.docs:
-            return self.docs[real]
-        self.docs[real] = None
-        text = read_text(path, repo, self.options.max_file_bytes)
+    def load(self, path: Path, real: Path, pipeline: _Pipeline) -> Document | None:
+        """Read, parse and check a file the first time it is reached; None if unreadable or seen before."""
+        if real in self.seen:
+            return None
+        self.seen.add(real)
+        text = read_text(real, pipeline.repo_real, self.options.max_file_bytes)
         if isinstance(text, ReadProblem):
             self.error(path, text.line, text.message)
             return None
@@ -94,16 +97,13 @@ class Scan:
             self.error(path, exc.line, exc.message)
             return None
         doc = Document(relative(path, self.base), path, "gitlab-ci", text, data)
-        self.docs[real] = doc
         self.record(doc, evaluate(self.index, doc))
         return doc
 
-    def visit(self, path: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
-        doc = self.load(path, pipeline.repo)
-        real = path.resolve()
-        if doc is None or real in self.expanded:
+    def visit(self, path: Path, real: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
+        doc = self.load(path, real, pipeline)
+        if doc is None:
             return
-        self.expanded.add(real)
         for entry in ci.include_entries(doc):
             self.follow(doc, entry, pipeline, stack + (real,))
 
@@ -117,10 +117,9 @@ class Scan:
         if entry.kind != "local" or unresolved:
             self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, entry.target, False, note))
             return
-        targets = self.local_targets(doc, entry.target, line, pipeline.repo)
+        targets = self.local_targets(doc, entry.target, line, pipeline)
         self.report.includes.append(IncludeRecord(doc.path, line, "local", entry.target, bool(targets)))
-        for target in targets:
-            real = target.resolve()
+        for target, real in targets:
             if real in stack:
                 chain = " → ".join(relative(p, self.base) for p in stack[stack.index(real) :] + (real,))
                 self.error(doc.path, line, f"include cycle: {chain}")
@@ -131,9 +130,11 @@ class Scan:
                 if pipeline.includes > MAX_INCLUDES and not pipeline.over_limit:
                     pipeline.over_limit = True
                     self.error(doc.path, line, f"more than {MAX_INCLUDES} includes in one pipeline; GitLab rejects it")
-                self.visit(target, pipeline, stack)
+                self.visit(target, real, pipeline, stack)
 
-    def local_targets(self, doc: Document, target: str, line: int, repo: Path) -> list[Path]:
+    def local_targets(self, doc: Document, target: str, line: int, pipeline: _Pipeline) -> list[tuple[Path, Path]]:
+        """The files a local include names, each with its resolved path, inside the repository."""
+        repo, repo_real = pipeline.repo, pipeline.repo_real
         rel = posixpath.normpath(target.lstrip("/"))
         if rel == ".." or rel.startswith("../") or posixpath.isabs(rel):
             self.error(doc.path, line, f"include `{target}` escapes the repository root")
@@ -143,11 +144,12 @@ class Scan:
             if not path.is_file():
                 self.error(doc.path, line, f"local include `{target}` does not exist")
                 return []
-            if not path.resolve().is_relative_to(repo.resolve()):
+            real = path.resolve()
+            if not real.is_relative_to(repo_real):
                 self.error(doc.path, line, f"include `{target}` escapes the repository root (symlink)")
                 return []
-            return [path]
-        found = [p for p in _glob(repo, rel) if p.resolve().is_relative_to(repo.resolve())]
+            return [(path, real)]
+        found = [(p, r) for p in _glob(repo, rel) if (r := p.resolve()).is_relative_to(repo_real)]
         if not found:
             self.error(doc.path, line, f"local include pattern `{target}` matches no file")
         return found

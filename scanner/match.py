@@ -28,7 +28,7 @@ from scanner.matchers import (
 )
 from scanner.model import Route
 from scanner.policy import Policy
-from scanner.shell import ScriptText, Token, commands, map_lines, program_index, program_name
+from scanner.shell import ScriptText, Token, command_program, commands, comment_start, map_lines
 from scanner.yamldoc import Span
 
 
@@ -66,6 +66,7 @@ class PolicyIndex:
             elif isinstance(m, CommandMatcher):
                 self.commands.append((p, m))
                 words.update(m.programs)
+                words.update(m.env)  # `export NAME=...` in a script item of its own
             elif isinstance(m, JobTokenReachMatcher):
                 self.reach.append(p)
                 words.update(("CI_JOB_TOKEN", "gitlab-ci-token"))
@@ -94,9 +95,11 @@ def _templates(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 def _variables(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     for route, block in ci.variable_blocks(doc):
         for name, value in block.items():
-            for policy in index.variables.get(name, ()):
-                yield Hit(policy, route + (name,), "key", name)
             text = ci.variable_value(value)
+            for policy in index.variables.get(name, ()):
+                test = policy.matcher.value if isinstance(policy.matcher, CiVariableMatcher) else None
+                if test is None or test.accepts(text):
+                    yield Hit(policy, route + (name,), "key", name)
             if index.references and isinstance(text, str) and ("$" in text or "%" in text):
                 yield from _references_in_value(index, doc, route + (name,), text, value)
 
@@ -107,10 +110,11 @@ def _references_in_value(index: PolicyIndex, doc: Document, route: Route, text: 
     yield from _references(index, script, scalar_route)
 
 
-def _references(index: PolicyIndex, script: ScriptText, route: Route) -> Iterator[Hit]:
+def _references(index: PolicyIndex, script: ScriptText, route: Route, shell: bool = False) -> Iterator[Hit]:
     for policy, matcher in index.references:
         for i, (line_text, _) in enumerate(script.lines()):
-            for m in matcher.pattern.finditer(line_text):
+            code = line_text[: comment_start(line_text)] if shell else line_text
+            for m in matcher.pattern.finditer(code):
                 line, col = script.position(i, m.start())
                 yield Hit(policy, route, "value", m.group(1), (line, col, line, col + len(m.group(0))))
 
@@ -122,9 +126,16 @@ def _jsonpaths(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
             continue
         for n, root in enumerate(doc.data.roots):
             for match in matcher.expression.find(root):
-                if matcher.value is not None and not matcher.value.accepts(match.value):
-                    continue
                 route = (n,) + _route_of(match.full_path)
+                test = matcher.value
+                if test is not None and isinstance(match.value, list):
+                    # a value test on a list (`extends: [.a, .b]`) is a test on each item
+                    for i, item in enumerate(match.value):
+                        if test.accepts(item):
+                            yield Hit(policy, route + (i,), "value", str(item))
+                    continue
+                if test is not None and not test.accepts(match.value):
+                    continue
                 part: Part = "key" if isinstance(route[-1], str) else "value"
                 yield Hit(policy, route, part, str(route[-1]))
 
@@ -147,7 +158,7 @@ def _scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
         if not index.prefilter.search(item.text):
             continue
         script = map_lines(item.text, doc.span(item.route, "value"), doc.lines)
-        yield from _references(index, script, item.route)
+        yield from _references(index, script, item.route, shell=True)
         for words in commands(script):
             per_job[item.job].append((words, item))
     for job, cmds in per_job.items():
@@ -163,8 +174,8 @@ def _command_hits(
 ) -> Iterator[Hit]:
     used = False
     for words, item in cmds:
-        at = program_index(words)
-        if at is None or program_name(words[at].text) not in m.programs:
+        at = command_program(words, m.programs)
+        if at is None:
             continue
         rest = words[at + 1 :]
         if m.subcommand is not None and not any(w.text == m.subcommand for w in rest[:3]):
@@ -176,6 +187,8 @@ def _command_hits(
                 yield Hit(policy, item.route, "value", flag, w.span)
         for w in words[:at]:
             yield from _env_hit(policy, m, w, item.route)
+            if w.text in ("-e", "--env"):
+                continue  # `docker run -e NAME=value IMAGE register`: the next word is checked
     if not used or not m.env:
         return
     for words, item in cmds:  # `export NAME=...` elsewhere in the same job
@@ -217,20 +230,16 @@ def _script_reach(doc: Document, policy: Policy, words: list[Token], route: Rout
 
 
 def _structural_reach(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
-    """`needs: [{project: ...}]` and multi-project `trigger:`."""
+    """`needs: [{project: ...}]` downloads artifacts with the job token.
+
+    A multi-project `trigger:` is not reported: GitLab creates the downstream pipeline with
+    the triggering user's permissions, not through the job token allowlist.
+    """
     for route, body in ci.jobs(doc):
         needs = body.get("needs")
         if isinstance(needs, list):
             for i, need in enumerate(needs):
-                if isinstance(need, dict) and isinstance(need.get("project"), str):
+                project = need.get("project") if isinstance(need, dict) else None
+                if isinstance(project, str) and not _SAME.match(project):
                     for policy in index.reach:
-                        yield Hit(policy, route + ("needs", i, "project"), "value", need["project"])
-        trigger = body.get("trigger")
-        target: tuple[Route, Any] | None = None
-        if isinstance(trigger, str):
-            target = (route + ("trigger",), trigger)
-        elif isinstance(trigger, dict) and isinstance(trigger.get("project"), str):
-            target = (route + ("trigger", "project"), trigger["project"])
-        if target is not None and not _SAME.match(target[1]):
-            for policy in index.reach:
-                yield Hit(policy, target[0], "value", target[1])
+                        yield Hit(policy, route + ("needs", i, "project"), "value", project)

@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonpath_ng.parser import parse as jsonpath_parse
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 from jsonpath_ng.jsonpath import (
     Child,
@@ -27,6 +26,7 @@ from jsonpath_ng.jsonpath import (
     WhereNot,
     Wildcard,
 )
+from jsonpath_ng.parser import parse as jsonpath_parse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 VAR_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -52,6 +52,7 @@ class TemplateIncludeSpec(_Spec):
 class CiVariableSpec(_Spec):
     kind: Literal["ci-variable"]
     names: tuple[str, ...] = Field(min_length=1)
+    value: ValueSpec | None = None
 
 
 class VariableReferenceSpec(_Spec):
@@ -112,6 +113,7 @@ class TemplateIncludeMatcher:
 @dataclass(frozen=True, slots=True)
 class CiVariableMatcher:
     names: frozenset[str]
+    value: ValueTest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +216,7 @@ def build_matcher(raw: dict[str, Any]) -> Matcher:
     if isinstance(spec, TemplateIncludeSpec):
         return TemplateIncludeMatcher(frozenset(spec.templates))
     if isinstance(spec, CiVariableSpec):
-        return CiVariableMatcher(frozenset(_checked_names(spec.names)))
+        return CiVariableMatcher(frozenset(_checked_names(spec.names)), _value_test(spec.value))
     if isinstance(spec, VariableReferenceSpec):
         names = _checked_names(spec.names)
         alt = "|".join(sorted(map(re.escape, names), key=len, reverse=True))

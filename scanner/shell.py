@@ -134,6 +134,40 @@ def _word(text: str, j: int) -> tuple[str, int]:
     return "".join(buf), j
 
 
+def comment_start(line: str) -> int:
+    """Index where a shell comment starts in `line` (outside quotes), or len(line)."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t;"):
+            return i
+    return len(line)
+
+
+_CONTAINER_RUNNERS = frozenset({"docker", "podman", "nerdctl"})
+
+
+def command_program(words: list[Token], programs: frozenset[str]) -> int | None:
+    """Index of the word that runs one of `programs`: the program itself, or the image of
+    `docker run [options] IMAGE ...` whose last path segment (without tag) is the program."""
+    at = program_index(words)
+    if at is None:
+        return None
+    name = program_name(words[at].text)
+    if name in programs:
+        return at
+    if name in _CONTAINER_RUNNERS and at + 1 < len(words) and words[at + 1].text == "run":
+        for i in range(at + 2, len(words)):
+            image = words[i].text.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+            if not words[i].text.startswith("-") and image in programs:
+                return i
+    return None
+
+
 def program_index(words: list[Token]) -> int | None:
     """Index of the program word: after `VAR=value` prefixes and wrappers like sudo/env."""
     wrappers = {"sudo", "env", "exec", "time", "nohup", "command", "eval"}

@@ -131,8 +131,7 @@ def test_job_token_reach(tmp_path: Path, test_policies: list[Policy]) -> None:
         ("t-reach", 3, 16, "group/upstream", "info"),
         ("t-reach", 8, 76, "group/lib", "info"),
         ("t-reach", 9, 74, "group/pkg", "info"),
-        ("t-reach", 14, 14, "group/deploy", "info"),
-        ("t-reach", 16, 12, "group/short", "info"),
+        # `trigger:` runs the downstream pipeline as the user, not through the job token: not reported
     }
 
 
@@ -162,3 +161,56 @@ def test_component_file_with_spec_header(tmp_path: Path, test_policies: list[Pol
     report = scan([tmp_path], test_policies, ScanOptions(Version(19, 0)))
     assert where(report) == {("t-variable", "templates/build.yml", 9, 5)}
     assert report.findings[0].location.symbolic == "doc[1]:build.variables.OLD_VAR"
+
+
+def test_command_run_through_a_container_image(tmp_path: Path, test_policies: list[Policy]) -> None:
+    report = run_ci(tmp_path, test_policies, (
+        "reg:\n"
+        "  script:\n"
+        "    - docker run --rm -e OLD_ENV=x registry.example.com/group/tool:1.2 register --old-flag\n"
+        "    - docker run --rm -v /tmp:/tmp alpine tool register --old-flag\n"
+    ))
+    assert where(report) == {
+        ("t-command", ".gitlab-ci.yml", 3, 26),  # `-e OLD_ENV=x` given to the container
+        ("t-command", ".gitlab-ci.yml", 3, 81),  # the image is the program
+        ("t-command", ".gitlab-ci.yml", 4, 57),  # the program runs inside another image
+    }
+
+
+def test_references_in_shell_comments_are_not_uses(tmp_path: Path, test_policies: list[Policy]) -> None:
+    report = run_ci(tmp_path, test_policies, (
+        "variables:\n"
+        "  URL: 'https://x/#$OLD_REF'\n"
+        "j:\n"
+        "  script:\n"
+        "    - |\n"
+        "      # we used to pass $OLD_REF here\n"
+        "      echo \"#$OLD_REF\" # $OLD_REF\n"
+    ))
+    # `#` in a variable value is text; in a script it starts a comment only outside quotes
+    assert where(report) == {("t-reference", ".gitlab-ci.yml", 2, 20), ("t-reference", ".gitlab-ci.yml", 7, 14)}
+
+
+def test_variable_value_condition_wherever_set(tmp_path: Path, test_policies: list[Policy]) -> None:
+    report = run_ci(tmp_path, test_policies, (
+        "include:\n"
+        "  - component: gitlab.example.com/g/c/scan@1\n"
+        "    inputs:\n"
+        "      IMAGE_VAR: registry/old-image:7\n"
+        "variables:\n"
+        "  IMAGE_VAR: {value: registry/old-image:6, description: d}\n"
+        "j:\n"
+        "  variables:\n"
+        "    IMAGE_VAR: registry/new-image:1\n"
+        "  script: [echo]\n"
+    ))
+    assert where(report) == {("t-value", ".gitlab-ci.yml", 4, 7), ("t-value", ".gitlab-ci.yml", 6, 3)}
+
+
+def test_value_test_on_a_list_checks_each_item(tmp_path: Path, test_policies: list[Policy]) -> None:
+    report = run_ci(tmp_path, test_policies, (
+        "a:\n  extends: .old-template\n  script: [x]\n"
+        "b:\n  extends: [.base, .old-template]\n  script: [x]\n"
+        "c:\n  extends: [.base]\n  script: [x]\n"
+    ))
+    assert where(report) == {("t-extends", ".gitlab-ci.yml", 2, 3), ("t-extends", ".gitlab-ci.yml", 5, 20)}
