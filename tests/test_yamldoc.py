@@ -88,3 +88,13 @@ def test_malformed_yaml_reports_line_and_column() -> None:
 def test_scalar_types_follow_yaml() -> None:
     doc = load_yaml("a: true\nb: 3\nc: ~\nd: '3'\ne: 1.5\n")
     assert doc.roots[0] == {"a": True, "b": 3, "c": None, "d": "3", "e": 1.5}
+
+
+def test_colon_inside_a_flow_scalar_parses_as_gitlab_does() -> None:
+    # libyaml refuses `[validate:terraform]`; GitLab (and YAML 1.2) read one string
+    doc = load_yaml("lint:\n  needs: [validate:terraform, 'x:y', b]\n  script: [echo a:b]\n")
+    job = doc.roots[0]["lint"]
+    assert job["needs"] == ["validate:terraform", "x:y", "b"]
+    assert job["script"] == ["echo a:b"]
+    assert doc.table[id(job["needs"])][0] == (2, 11, 2, 29)
+
