@@ -21,7 +21,7 @@ GLOBAL_KEYWORDS = frozenset(
      "before_script", "after_script", "spec", "types"}
 )
 SCRIPT_KEYS = ("before_script", "script", "after_script")
-INCLUDE_KINDS = ("local", "template", "project", "remote", "component")
+INCLUDE_KINDS = ("local", "template", "project", "remote", "component", "artifact")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +32,13 @@ class IncludeEntry:
     inputs_route: Route | None = None
     ref: str | None = None
     problem: str = ""
+    child: bool = False  # from `trigger: include:`: the root of a child pipeline
 
 
-def _entries(value: Any, route: Route) -> Iterator[IncludeEntry]:
+def _entries(value: Any, route: Route, child: bool = False) -> Iterator[IncludeEntry]:
     if isinstance(value, str):
         kind = "remote" if value.startswith(("http://", "https://")) else "local"
-        yield IncludeEntry(kind, value, route)
+        yield IncludeEntry(kind, value, route, child=child)
         return
     if not isinstance(value, dict):
         yield IncludeEntry("invalid", repr(value), route, problem="an include must be a string or a mapping")
@@ -52,27 +53,34 @@ def _entries(value: Any, route: Route) -> Iterator[IncludeEntry]:
     if kind == "project":
         files = value["file"]
         ref = value.get("ref")
+        ref = None if ref is None else str(ref)
         if isinstance(files, list):
             for i, f in enumerate(files):
-                yield IncludeEntry(kind, f"{value['project']}:{f}", route + ("file", i), inputs, ref and str(ref))
+                yield IncludeEntry(kind, f"{value['project']}:{f}", route + ("file", i), inputs, ref, child=child)
         else:
-            yield IncludeEntry(kind, f"{value['project']}:{files}", route + ("file",), inputs, ref and str(ref))
+            yield IncludeEntry(kind, f"{value['project']}:{files}", route + ("file",), inputs, ref, child=child)
         return
-    yield IncludeEntry(kind, str(value[kind]), route + (kind,), inputs)
+    yield IncludeEntry(kind, str(value[kind]), route + (kind,), inputs, child=child)
 
 
 def include_entries(doc: Document) -> Iterator[IncludeEntry]:
-    """Every `include:` entry of every YAML document in the file, in order."""
-    for index, root in enumerate(doc.data.roots):
-        if not isinstance(root, dict) or "include" not in root:
-            continue
-        value = root["include"]
-        route: Route = (index, "include")
+    """Every `include:` entry of every YAML document in the file, then each job's
+    `trigger: include:` (the configuration of a child pipeline), in order."""
+    places: list[tuple[Route, Any, bool]] = [
+        ((index, "include"), root["include"], False)
+        for index, root in enumerate(doc.data.roots)
+        if isinstance(root, dict) and "include" in root
+    ]
+    for route, body in jobs(doc):
+        trigger = body.get("trigger")
+        if isinstance(trigger, dict) and "include" in trigger:
+            places.append((route + ("trigger", "include"), trigger["include"], True))
+    for route, value, child in places:
         if isinstance(value, list):
             for i, item in enumerate(value):
-                yield from _entries(item, route + (i,))
+                yield from _entries(item, route + (i,), child)
         else:
-            yield from _entries(value, route)
+            yield from _entries(value, route, child)
 
 
 def jobs(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:

@@ -113,14 +113,18 @@ class Scan:
             self.error(doc.path, line, entry.problem)
             return
         unresolved = "$" in entry.target
-        note = "path uses CI/CD variables; not resolved" if unresolved else ""
+        notes = ["child pipeline (trigger:include)"] if entry.child else []
+        notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
+        note = "; ".join(notes)
         if entry.kind != "local" or unresolved:
             self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, entry.target, False, note))
             return
         targets = self.local_targets(doc, entry.target, line, pipeline)
-        self.report.includes.append(IncludeRecord(doc.path, line, "local", entry.target, bool(targets)))
+        self.report.includes.append(IncludeRecord(doc.path, line, "local", entry.target, bool(targets), note))
         for target, real in targets:
-            if real in stack:
+            if entry.child:  # a child pipeline is a root of its own, with its own include limits
+                self.visit(target, real, _Pipeline(pipeline.repo), ())
+            elif real in stack:
                 chain = " → ".join(relative(p, self.base) for p in stack[stack.index(real) :] + (real,))
                 self.error(doc.path, line, f"include cycle: {chain}")
             elif len(stack) > MAX_INCLUDE_DEPTH:

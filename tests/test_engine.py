@@ -238,3 +238,31 @@ def test_missing_paths_and_includes(tmp_path: Path, test_policies: list[Policy])
         InputError(".gitlab-ci.yml", 4, "unknown include form (no local/template/project/remote/component key)"),
         InputError("absent", None, "no such file or directory"),
     ]
+
+
+def test_child_pipelines_from_trigger_include(tmp_path: Path, test_policies: list[Policy]) -> None:
+    write(tmp_path, {
+        ".gitlab-ci.yml": (
+            "child:\n"
+            "  trigger:\n"
+            "    include: ci/child.yml\n"
+            "generated:\n"
+            "  trigger:\n"
+            "    include:\n"
+            "      - artifact: generated.yml\n"
+            "        job: generate\n"
+            "      - template: Old.gitlab-ci.yml\n"
+        ),
+        "ci/child.yml": "include: ci/part.yml\n",
+        "ci/part.yml": "variables:\n  OLD_VAR: in-child\n",
+    })
+    report = run(tmp_path, test_policies)
+    assert report.errors == []
+    assert where(report) == {("t-variable", "ci/part.yml", 2, 3), ("t-template", ".gitlab-ci.yml", 9, 19)}
+    child = "child pipeline (trigger:include)"
+    assert report.includes == [
+        IncludeRecord(".gitlab-ci.yml", 3, "local", "ci/child.yml", True, child),
+        IncludeRecord("ci/child.yml", 1, "local", "ci/part.yml", True),
+        IncludeRecord(".gitlab-ci.yml", 7, "artifact", "generated.yml", False, child),
+        IncludeRecord(".gitlab-ci.yml", 9, "template", "Old.gitlab-ci.yml", False, child),
+    ]
