@@ -13,7 +13,7 @@ from typing import Any
 
 from scanner.document import Document
 from scanner.model import Route
-from scanner.yamldoc import Tagged
+from scanner.tree import Tagged
 
 # Top-level keywords that are not jobs (GitLab's `Gitlab::Ci::Config::Entry::Root`).
 GLOBAL_KEYWORDS = frozenset(

@@ -68,12 +68,16 @@ def _walk(top: Path) -> Iterator[tuple[Path, list[str]]]:
         yield Path(dirpath), sorted(filenames)
 
 
-def pipeline_roots(top: Path) -> Iterator[Path]:
-    """Every `.gitlab-ci.yml` below `top`, and CI/CD component templates (`templates/*.yml` with a `spec:` header)."""
+def walk_files(top: Path) -> Iterator[Path]:
+    """Every file below `top`, sorted, skipping VCS, dependency and cache folders."""
     for directory, files in _walk(top):
         for name in files:
-            if name in CI_NAMES or _is_component(directory / name, directory):
-                yield directory / name
+            yield directory / name
+
+
+def is_pipeline_root(path: Path) -> bool:
+    """`.gitlab-ci.yml`, or a CI/CD component template (`templates/*.yml` with a `spec:` header)."""
+    return path.name in CI_NAMES or _is_component(path, path.parent)
 
 
 def _is_component(path: Path, directory: Path) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from scanner.model import Location, Route, route_text
 from scanner.redact import redact_line
-from scanner.yamldoc import Span, Tagged, YamlDoc
+from scanner.tree import Span, Tagged, Tree
 
 Part = Literal["key", "value"]
 
@@ -28,7 +28,7 @@ class Document:
     abspath: Path
     kind: str
     text: str
-    data: YamlDoc
+    data: Tree
     _lines: list[str] | None = field(default=None, repr=False)
 
     @property

@@ -16,13 +16,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner import ci
-from scanner.discover import MAX_FILE_BYTES, ReadProblem, pipeline_roots, read_text, relative, repo_root_of, scan_base
+from scanner.discover import (
+    MAX_FILE_BYTES,
+    ReadProblem,
+    is_pipeline_root,
+    read_text,
+    relative,
+    repo_root_of,
+    scan_base,
+    walk_files,
+)
 from scanner.document import Document
-from scanner.match import Hit, PolicyIndex, evaluate
+from scanner.kinds import KINDS, Kind, claiming_kind
+from scanner.match import Hit, PolicyIndex
 from scanner.model import Finding, IncludeRecord, InputError, Location, Report
 from scanner.policy import Policy
+from scanner.tree import ParseError
 from scanner.versions import Version, severity_for
-from scanner.yamldoc import YamlError, load_yaml
 
 # GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
 MAX_INCLUDES = 150
@@ -53,22 +63,24 @@ class Scan:
     options: ScanOptions
     base: Path
     report: Report = field(init=False)
-    index: PolicyIndex = field(init=False)
+    indexes: dict[str, PolicyIndex] = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
     located: set[tuple[str, str, int, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.report = Report(target=str(self.options.target))
-        self.index = PolicyIndex([p for p in self.policies if "gitlab-ci" in p.data.applies_to])
+        self.indexes = {
+            name: PolicyIndex([p for p in self.policies if name in p.data.applies_to]) for name in KINDS
+        }
 
     def run(self, paths: Iterable[Path]) -> Report:
         for arg in paths:
             arg = Path(os.path.abspath(arg))
             if arg.is_dir():
-                for root in pipeline_roots(arg):
-                    self.visit(root, root.resolve(), _Pipeline(repo_root_of(root, arg)), ())
+                for path in walk_files(arg):
+                    self.dispatch(path, arg, explicit=False)
             elif arg.is_file():
-                self.visit(arg, arg.resolve(), _Pipeline(repo_root_of(arg, arg.parent)), ())
+                self.dispatch(arg, arg.parent, explicit=True)
             else:
                 self.error(arg, None, "no such file or directory")
         self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
@@ -79,7 +91,19 @@ class Scan:
         where = path if isinstance(path, str) else relative(path, self.base)
         self.report.errors.append(InputError(where, line, message))
 
-    def load(self, path: Path, real: Path, pipeline: _Pipeline) -> Document | None:
+    def dispatch(self, path: Path, top: Path, explicit: bool) -> None:
+        """A pipeline root starts a pipeline; a file another kind claims is checked on its own.
+        A file named on the command line that no kind claims is read as a pipeline root."""
+        kind = None if is_pipeline_root(path) else claiming_kind(path)
+        if kind is None and not explicit and not is_pipeline_root(path):
+            return
+        pipeline = _Pipeline(repo_root_of(path, top))
+        if kind is None:
+            self.visit(path, path.resolve(), pipeline, ())
+        else:
+            self.load(path, path.resolve(), pipeline, kind)
+
+    def load(self, path: Path, real: Path, pipeline: _Pipeline, kind: Kind = KINDS["gitlab-ci"]) -> Document | None:
         """Read, parse and check a file the first time it is reached; None if unreadable or seen before."""
         if real in self.seen:
             return None
@@ -92,12 +116,12 @@ class Scan:
         if self.options.progress:
             self.options.progress(self.report.files_scanned, relative(path, self.base))
         try:
-            data = load_yaml(text, str(path))
-        except YamlError as exc:
+            data = kind.parse(text)
+        except ParseError as exc:
             self.error(path, exc.line, exc.message)
             return None
-        doc = Document(relative(path, self.base), path, "gitlab-ci", text, data)
-        self.record(doc, evaluate(self.index, doc))
+        doc = Document(relative(path, self.base), path, kind.name, text, data)
+        self.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         return doc
 
     def visit(self, path: Path, real: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:

@@ -29,7 +29,7 @@ from scanner.matchers import (
 from scanner.model import Route
 from scanner.policy import Policy
 from scanner.shell import ScriptText, Token, command_program, commands, comment_start, map_lines
-from scanner.yamldoc import Span
+from scanner.tree import Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,12 @@ class PolicyIndex:
         self.prefilter = re.compile(alternatives) if alternatives else None
 
 
-def evaluate(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+def evaluate_tree(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    """The generic evaluation for any tree-shaped document: JSONPath policies."""
+    yield from _jsonpaths(index, doc)
+
+
+def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from _templates(index, doc)
     yield from _variables(index, doc)
     yield from _jsonpaths(index, doc)

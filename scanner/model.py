@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.yamldoc import Span
+from scanner.tree import Span
 
 Route = tuple[Any, ...]  # document index first, then keys and sequence indexes
 

@@ -20,7 +20,8 @@ from scanner.versions import RELEASE_RE, Version
 from scanner.yamldoc import YamlError, load_yaml
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-DOC_KINDS = ("gitlab-ci",)
+# Every kind of document a policy may apply to; `scanner.kinds.KINDS` maps each to its parser.
+KIND_NAMES: tuple[str, ...] = ("gitlab-ci",)
 
 
 class PolicyLoadError(Exception):
@@ -68,9 +69,17 @@ class PolicyModel(_Strict):
     origin: Literal["seed", "gitlab"]
     history: tuple[HistoryEntry, ...] = ()
     references: tuple[Reference, ...] = Field(min_length=1)
-    applies_to: tuple[Literal["gitlab-ci"], ...] = Field(min_length=1)
+    applies_to: tuple[str, ...] = Field(min_length=1)
     match: dict[str, Any]
     example: Example
+
+    @field_validator("applies_to")
+    @classmethod
+    def _known_kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [k for k in value if k not in KIND_NAMES]
+        if unknown:
+            raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
+        return value
 
     @field_validator("match")
     @classmethod

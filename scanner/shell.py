@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from scanner.yamldoc import Span
+from scanner.tree import Span
 
 Pos = tuple[int, int]  # 1-based line, column
 

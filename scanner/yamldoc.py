@@ -6,7 +6,7 @@ and a value written once has one position, wherever it is referenced. Merge keys
 build a new mapping that shares (never copies) the merged values. Custom tags such as
 GitLab's `!reference [.job, script]` become `Tagged` values, never a parse failure.
 
-Positions live beside the data, never inside it: `Spans.table[id(container)]` holds, for
+Positions live beside the data, never inside it (see `scanner.tree`): `Tree.table[id(container)]` holds, for
 a mapping, `{key: (key_span, value_span)}` and, for a sequence, a list of value spans.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -23,59 +22,17 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.tag import Tag
 
+from scanner.tree import ParseError, Span, Tagged, Tree
+
 # GitLab's own default for `max_yaml_depth` (gitlab-org/gitlab!68593).
 MAX_DEPTH = 100
 
-Span = tuple[int, int, int, int]  # line, column, end line, end column; 1-based
 _STD = "tag:yaml.org,2002:"
 _TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})
 
 
-class YamlError(Exception):
-    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
-
-
-@dataclass(frozen=True, slots=True)
-class Tagged:
-    """A value under a non-standard tag, e.g. `!reference [.setup, script]`."""
-
-    tag: str
-    value: Any
-
-
-@dataclass(slots=True)
-class YamlDoc:
-    """Plain data for each YAML document in a file, plus the position side table."""
-
-    roots: list[Any]
-    root_spans: list[Span]
-    table: dict[int, Any] = field(default_factory=dict)
-    keys: set[str] = field(default_factory=set)
-
-    def key_lines(self, index: int) -> dict[tuple[str | int, ...], int]:
-        """Route → line for every key and item of one document (used for policy errors)."""
-        out: dict[tuple[str | int, ...], int] = {(): self.root_spans[index][0]}
-        seen: set[int] = set()
-        stack: list[tuple[tuple[str | int, ...], Any]] = [((), self.roots[index])]
-        while stack:
-            route, value = stack.pop()
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-            spans = self.table.get(id(value))
-            if isinstance(value, dict) and spans is not None:
-                for key, child in value.items():
-                    out[route + (key,)] = spans[key][0][0]
-                    stack.append((route + (key,), child))
-            elif isinstance(value, list) and spans is not None:
-                for i, child in enumerate(value):
-                    out[route + (i,)] = spans[i][0]
-                    stack.append((route + (i,), child))
-        return out
+class YamlError(ParseError):
+    """YAML that cannot be read."""
 
 
 def _span(node: Node) -> Span:
@@ -145,7 +102,7 @@ def _scalar(node: ScalarNode) -> Any:
 
 
 class _Converter:
-    def __init__(self, doc: YamlDoc, restore: bool = False) -> None:
+    def __init__(self, doc: Tree, restore: bool = False) -> None:
         self.doc = doc
         self.memo: dict[int, Any] = {}
         self.restore = restore  # the text had flow-scalar colons replaced (see `load_yaml`)
@@ -244,7 +201,7 @@ _COLON_STANDIN = "\ue000"
 _MAX_STANDINS = 64
 
 
-def load_yaml(text: str, name: str = "<string>") -> YamlDoc:
+def load_yaml(text: str, name: str = "<string>") -> Tree:
     """Parse every document in `text`; raise `YamlError` with a 1-based position."""
     patched = text
     for _ in range(_MAX_STANDINS):
@@ -274,8 +231,8 @@ def _flow_colon(text: str, exc: YamlError) -> int | None:
     return offset if text[offset : offset + 1] == ":" and after not in ("", " ", "\t", "\n") else None
 
 
-def _load(text: str, parser: YAML, restore: bool = False) -> YamlDoc:
-    doc = YamlDoc(roots=[], root_spans=[])
+def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
+    doc = Tree(roots=[], root_spans=[])
     converter = _Converter(doc, restore)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 200))

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from scanner.yamldoc import MAX_DEPTH, Tagged, YamlError, load_yaml
+from scanner.tree import Tagged
+from scanner.yamldoc import MAX_DEPTH, YamlError, load_yaml
 
 SOURCE = """\
 .setup: &setup
