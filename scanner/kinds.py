@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scanner.document import Document
-from scanner.match import Hit, PolicyIndex, evaluate_ci
+from scanner.match import Hit, PolicyIndex, evaluate_ci, evaluate_shell
 from scanner.policy import KIND_NAMES
+from scanner.shell import is_shell_script, parse_script
 from scanner.tree import Tree
 from scanner.yamldoc import load_yaml
 
@@ -29,6 +30,7 @@ class Kind:
 
 KINDS: dict[str, Kind] = {
     "gitlab-ci": Kind("gitlab-ci", load_yaml, evaluate_ci),
+    "shell-script": Kind("shell-script", parse_script, evaluate_shell, is_shell_script),
 }
 
 if tuple(KINDS) != KIND_NAMES:  # pragma: no cover - a developer error, caught by any test run

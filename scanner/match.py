@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -158,11 +158,28 @@ def _route_of(path: Any) -> tuple[Any, ...]:
 def _scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     if index.prefilter is None:
         return
+    items = [
+        (item, map_lines(item.text, doc.span(item.route, "value"), doc.lines))
+        for item in ci.scripts(doc)
+        if index.prefilter.search(item.text)
+    ]
+    yield from script_hits(index, doc, items)
+
+
+def evaluate_shell(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    """A shell script file: one script, its lines at their own positions."""
+    if index.prefilter is None or not index.prefilter.search(doc.text):
+        return
+    script = ScriptText(doc.text, tuple((n, 1) for n in range(1, doc.text.count("\n") + 2)))
+    yield from script_hits(index, doc, [(ci.ScriptItem(doc.text, (0,), (0,)), script)])
+
+
+def script_hits(
+    index: PolicyIndex, doc: Document, items: Iterable[tuple[ci.ScriptItem, ScriptText]]
+) -> Iterator[Hit]:
+    """References, commands and job-token reach in scripts; commands grouped by the job running them."""
     per_job: dict[Route, list[tuple[list[Token], ci.ScriptItem]]] = defaultdict(list)
-    for item in ci.scripts(doc):
-        if not index.prefilter.search(item.text):
-            continue
-        script = map_lines(item.text, doc.span(item.route, "value"), doc.lines)
+    for item, script in items:
         yield from _references(index, script, item.route, shell=True)
         for words in commands(script):
             per_job[item.job].append((words, item))

@@ -21,7 +21,7 @@ from scanner.yamldoc import YamlError, load_yaml
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # Every kind of document a policy may apply to; `scanner.kinds.KINDS` maps each to its parser.
-KIND_NAMES: tuple[str, ...] = ("gitlab-ci",)
+KIND_NAMES: tuple[str, ...] = ("gitlab-ci", "shell-script")
 
 
 class PolicyLoadError(Exception):

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
-from scanner.tree import Span
+from scanner.tree import Span, Tree
 
 Pos = tuple[int, int]  # 1-based line, column
 
@@ -185,3 +186,30 @@ def program_name(word: str) -> str:
     """`/usr/bin/gitlab-runner.exe` → `gitlab-runner`; `.\\gitlab-runner.exe` too."""
     base = word.replace("\\", "/").rsplit("/", 1)[-1]
     return base[:-4] if base.lower().endswith(".exe") else base
+
+
+_SHELLS = ("sh", "bash", "zsh", "ksh", "dash", "ash")
+
+
+def is_shell_script(path: Path) -> bool:
+    """`*.sh` / `*.bash`, or an extensionless file whose shebang names a POSIX-style shell."""
+    if path.suffix in (".sh", ".bash"):
+        return True
+    if path.suffix or path.name.startswith("."):
+        return False
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(200).decode("utf-8", "replace")
+    except OSError:
+        return False
+    if not first.startswith("#!"):
+        return False
+    words = first[2:].split()
+    interpreter = words[1] if words and words[0].endswith("/env") and len(words) > 1 else (words or [""])[0]
+    return interpreter.rsplit("/", 1)[-1] in _SHELLS
+
+
+def parse_script(text: str) -> Tree:
+    """A script is one document: its text. Findings carry exact spans of the words they name."""
+    lines = text.count("\n") + 1
+    return Tree(roots=[text], root_spans=[(1, 1, lines, 1)])

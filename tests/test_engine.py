@@ -266,3 +266,27 @@ def test_child_pipelines_from_trigger_include(tmp_path: Path, test_policies: lis
         IncludeRecord(".gitlab-ci.yml", 7, "artifact", "generated.yml", False, child),
         IncludeRecord(".gitlab-ci.yml", 9, "template", "Old.gitlab-ci.yml", False, child),
     ]
+
+
+def test_shell_scripts_are_found_and_checked(tmp_path: Path, test_policies: list[Policy]) -> None:
+    write(tmp_path, {
+        "scripts/register.sh": (
+            "#!/bin/sh\n"
+            "# tool register --old-flag is how we used to do it\n"
+            "export OLD_ENV=1\n"
+            "tool register \\\n"
+            "  --old-flag \"$OLD_REF\"\n"
+        ),
+        "bin/provision": "#!/usr/bin/env bash\ncurl -H \"JOB-TOKEN: $CI_JOB_TOKEN\" \"$CI_API_V4_URL/projects/42/jobs\"\n",
+        "bin/tool.py": "#!/usr/bin/env python3\nprint('tool register --old-flag')\n",
+        "notes.txt": "tool register --old-flag\n",
+    })
+    report = run(tmp_path, test_policies)
+    assert report.errors == []
+    assert where(report) == {
+        ("t-command", "scripts/register.sh", 3, 8),
+        ("t-command", "scripts/register.sh", 5, 3),
+        ("t-reference", "scripts/register.sh", 5, 15),
+        ("t-reach", "bin/provision", 2, 61),
+    }
+    assert report.files_scanned == 2
