@@ -1,26 +1,20 @@
 """The `sunset` command. Subcommands import what they need when they run, so `scan` starts fast.
 
-Exit codes: 0 nothing at or above `--fail-on` and no input errors; 1 findings at or above
-the threshold, or input errors; 2 sunset could not run (bad arguments, bad policy file).
+Exit codes are in `scanner.exits`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 from typing import TextIO
 
 from scanner import __version__
+from scanner.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("error", "warning", "info", "never")
-
-
-class UsageError(Exception):
-    """Something the user must fix before sunset can run (exit 2)."""
 
 
 class _Progress:
@@ -46,69 +40,29 @@ class _Progress:
             self.stream.flush()
 
 
-def _policy_dirs(extra: list[str] | None) -> list[Path]:
-    from scanner.policy import builtin_policy_dir
-
-    return [builtin_policy_dir(), *(Path(d) for d in extra or [])]
-
-
-def _load(extra: list[str] | None) -> list:  # type: ignore[type-arg]
-    from scanner.policy import PolicyLoadError, load_policies
-
-    try:
-        return load_policies(_policy_dirs(extra))
-    except PolicyLoadError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _default_target(policies: list) -> str:  # type: ignore[type-arg]
-    from scanner.versions import Version
-
-    releases = {
-        Version.parse(r)
-        for p in policies
-        for r in (p.data.deprecated_in, p.data.removed_in)
-        if r
-    }
-    return str(max(releases)) if releases else "19.0"
-
-
 def _cmd_scan(args: argparse.Namespace) -> int:
-    from scanner.engine import ScanOptions, scan
-    from scanner.output import jsonfmt, text
-    from scanner.versions import SEVERITY_RANK, Version
+    from scanner import scan_command
 
-    policies = _load(args.policies)
-    try:
-        target = Version.parse(args.target or _default_target(policies))
-    except ValueError as exc:
-        raise UsageError(f"--target: {exc}") from None
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and args.format == "text" else None
-    report = scan([Path(p) for p in args.paths], policies, ScanOptions(target, args.max_file_size, progress))
+    report, plan = scan_command.run(args, progress)
     if progress:
         progress.done()
-    if args.format == "json":
-        out = jsonfmt.render(report)
-    else:
-        tty = args.output is None and sys.stdout.isatty()
-        color = args.color == "always" or (args.color == "auto" and tty and "NO_COLOR" not in os.environ)
-        out = text.render(report, color=color)
+    if args.write_baseline:
+        scan_command.write_baseline(Path(args.write_baseline), report)
+        sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
+    out = scan_command.render(report, args, plan.policies)
     if args.output:
         Path(args.output).write_text(out, encoding="utf-8")
     else:
         sys.stdout.write(out)
-    if report.errors:
-        return EXIT_FINDINGS
-    if args.fail_on == "never":
-        return EXIT_OK
-    threshold = SEVERITY_RANK[args.fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings) else EXIT_OK
+    return scan_command.exit_code(report, plan.fail_on)
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
     from scanner import docs
+    from scanner.scan_command import load
 
-    policies = _load(args.policies)
+    policies = load(args.policies)
     if args.action == "list":
         width = max((len(p.id) for p in policies), default=10)
         for p in policies:
@@ -142,7 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--format", choices=("text", "json"), default="text")
     scan.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     scan.add_argument("--target", help="GitLab release you upgrade to, MAJOR.MINOR (default: newest any policy names)")
-    scan.add_argument("--fail-on", choices=FAIL_ON, default="warning")
+    scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
+    scan.add_argument("--config", metavar="FILE", help="configuration file (default: ./.sunset.yml)")
+    scan.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
+    scan.add_argument("--write-baseline", metavar="FILE", help="record today's findings as the baseline")
     scan.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
     scan.add_argument("--max-file-size", type=int, default=2 * 1024 * 1024, metavar="BYTES")
     scan.add_argument("--color", choices=("auto", "always", "never"), default="auto")

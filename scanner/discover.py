@@ -108,3 +108,9 @@ def relative(path: Path, base: Path) -> str:
         return path.relative_to(base).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def glob_regex(pattern: str) -> str:
+    """A path glob as GitLab reads `include:local` wildcards: `*` within a folder, `**` across folders."""
+    parts = re.split(r"(\*\*|\*)", pattern.lstrip("/"))
+    return "".join(".*" if t == "**" else "[^/]*" if t == "*" else re.escape(t) for t in parts) + r"\Z"

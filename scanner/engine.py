@@ -7,18 +7,19 @@ GitLab's limits) are errors on the including line; the rest of the scan goes on.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from scanner import ci
 from scanner.discover import (
     MAX_FILE_BYTES,
     ReadProblem,
+    glob_regex,
     is_pipeline_root,
     read_text,
     relative,
@@ -27,12 +28,13 @@ from scanner.discover import (
     walk_files,
 )
 from scanner.document import Document
+from scanner.findings import FindingRules, Recorder
 from scanner.kinds import KINDS, Kind, claiming_kind
-from scanner.match import Hit, PolicyIndex
-from scanner.model import Finding, IncludeRecord, InputError, Location, Report
+from scanner.match import PolicyIndex
+from scanner.model import IncludeRecord, InputError, Report
 from scanner.policy import Policy
 from scanner.tree import ParseError
-from scanner.versions import Version, severity_for
+from scanner.versions import Version
 
 # GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
 MAX_INCLUDES = 150
@@ -44,6 +46,10 @@ class ScanOptions:
     target: Version
     max_file_bytes: int = MAX_FILE_BYTES
     progress: Callable[[int, str], None] | None = None
+    today: date | None = None  # for suppression expiry; None = today
+    severity: dict[str, str] = field(default_factory=dict)
+    baseline: frozenset[str] = frozenset()
+    exclude: tuple[str, ...] = ()  # globs relative to the scan base
 
 
 @dataclass(slots=True)
@@ -64,11 +70,16 @@ class Scan:
     base: Path
     report: Report = field(init=False)
     indexes: dict[str, PolicyIndex] = field(init=False)
+    recorder: Recorder = field(init=False)
+    excluded: re.Pattern[str] | None = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
-    located: set[tuple[str, str, int, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.report = Report(target=str(self.options.target))
+        o = self.options
+        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
+        self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies))
+        self.excluded = re.compile("|".join(glob_regex(g) for g in o.exclude)) if o.exclude else None
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.data.applies_to]) for name in KINDS
         }
@@ -108,6 +119,8 @@ class Scan:
         if real in self.seen:
             return None
         self.seen.add(real)
+        if self.excluded is not None and self.excluded.match(relative(path, self.base)):
+            return None  # the user excluded it (`exclude:` in .sunset.yml)
         text = read_text(real, pipeline.repo_real, self.options.max_file_bytes)
         if isinstance(text, ReadProblem):
             self.error(path, text.line, text.message)
@@ -121,7 +134,7 @@ class Scan:
             self.error(path, exc.line, exc.message)
             return None
         doc = Document(relative(path, self.base), path, kind.name, text, data)
-        self.record(doc, kind.evaluate(self.indexes[kind.name], doc))
+        self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         return doc
 
     def visit(self, path: Path, real: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
@@ -182,44 +195,10 @@ class Scan:
             self.error(doc.path, line, f"local include pattern `{target}` matches no file")
         return found
 
-    def record(self, doc: Document, hits: Iterable[Hit]) -> None:
-        occurrences: dict[tuple[str, str, str], int] = {}
-        for hit in hits:
-            loc = doc.location(hit.route, hit.part, hit.span)
-            key = (hit.policy.id, loc.path, loc.line, loc.column)
-            if key in self.located:
-                continue  # written once, reached twice (alias, merge key): reported once
-            self.located.add(key)
-            ident = (hit.policy.id, loc.symbolic, hit.matched)
-            occurrences[ident] = occurrences.get(ident, 0) + 1
-            self.report.findings.append(self.finding(hit, doc, loc, occurrences[ident]))
-
-    def finding(self, hit: Hit, doc: Document, loc: Location, nth: int) -> Finding:
-        p = hit.policy
-        data = p.data
-        message = data.message.replace("{match}", hit.matched)
-        if data.history:
-            message += " " + p.history_note()
-        digest = hashlib.sha256(f"{p.id}\0{loc.path}\0{loc.symbolic}\0{hit.matched}\0{nth}".encode()).hexdigest()
-        return Finding(
-            rule_id=p.id,
-            title=data.title,
-            severity=severity_for(p.removed, data.informational, self.options.target),
-            message=message,
-            location=loc,
-            deprecated_in=data.deprecated_in,
-            removed_in=data.removed_in,
-            replacement=data.replacement,
-            docs_url=p.docs_url,
-            matched=hit.matched,
-            fingerprint=digest[:32],
-        )
-
 
 def _glob(repo: Path, pattern: str) -> list[Path]:
     """GitLab's `include:local` wildcards: `*` within one folder, `**` across folders."""
-    rx = re.compile("".join(".*" if tok == "**" else "[^/]*" if tok == "*" else re.escape(tok)
-                            for tok in re.split(r"(\*\*|\*)", pattern)) + r"\Z")
+    rx = re.compile(glob_regex(pattern))
     out = []
     for dirpath, dirnames, filenames in os.walk(repo):
         dirnames[:] = sorted(d for d in dirnames if d != ".git")

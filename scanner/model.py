@@ -79,6 +79,7 @@ class Report:
     includes: list[IncludeRecord] = field(default_factory=list)
     files_scanned: int = 0
     suppressed: int = 0
+    baselined: int = 0
 
     def severity_counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

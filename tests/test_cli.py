@@ -23,9 +23,12 @@ def sunset(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[s
 
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
-    return write(tmp_path / "repo", {
-        ".gitlab-ci.yml": "include:\n  - template: Old.gitlab-ci.yml\nvariables:\n  OLD_VAR: x\n",
-    })
+    return write(
+        tmp_path / "repo",
+        {
+            ".gitlab-ci.yml": "include:\n  - template: Old.gitlab-ci.yml\nvariables:\n  OLD_VAR: x\n",
+        },
+    )
 
 
 def test_exit_codes_follow_fail_on(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,11 +96,22 @@ def test_json_contract(repo: Path) -> None:
     assert data["version"] == 1 and data["target"] == "17.0" and data["tool"]["name"] == "sunset"
     first = data["findings"][0]
     assert {k: first[k] for k in ("rule_id", "path", "line", "column", "end_line", "end_column", "severity")} == {
-        "rule_id": "t-template", "path": ".gitlab-ci.yml", "line": 2, "column": 15, "end_line": 2,
-        "end_column": 32, "severity": "error",
+        "rule_id": "t-template",
+        "path": ".gitlab-ci.yml",
+        "line": 2,
+        "column": 15,
+        "end_line": 2,
+        "end_column": 32,
+        "severity": "error",
     }
-    assert data["summary"] == {"files_scanned": 1, "findings": 2, "errors": 0, "suppressed": 0,
-                               "by_severity": {"error": 1, "warning": 1, "info": 0}}
+    assert data["summary"] == {
+        "files_scanned": 1,
+        "findings": 2,
+        "errors": 0,
+        "suppressed": 0,
+        "baselined": 0,
+        "by_severity": {"error": 1, "warning": 1, "info": 0},
+    }
 
 
 def test_text_output_has_caret_fix_and_summary(repo: Path) -> None:
@@ -106,8 +120,9 @@ def test_text_output_has_caret_fix_and_summary(repo: Path) -> None:
     assert lines[0] == ".gitlab-ci.yml:2:15: error[t-template] test t-template matched Old.gitlab-ci.yml"
     assert lines[1] == "    2 |   - template: Old.gitlab-ci.yml"
     assert lines[2] == "      |               ^^^^^^^^^^^^^^^^^"
-    assert lines[-1] == ("Scanned 1 file for GitLab 17.0: 1 error(s), 1 warning(s), 0 info; "
-                         "0 input error(s); 0 suppressed.")
+    assert lines[-1] == (
+        "Scanned 1 file for GitLab 17.0: 1 error(s), 1 warning(s), 0 info; 0 input error(s); 0 suppressed, 0 baselined."
+    )
     assert "\033[" not in result.stdout
 
 

@@ -241,21 +241,24 @@ def test_missing_paths_and_includes(tmp_path: Path, test_policies: list[Policy])
 
 
 def test_child_pipelines_from_trigger_include(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        ".gitlab-ci.yml": (
-            "child:\n"
-            "  trigger:\n"
-            "    include: ci/child.yml\n"
-            "generated:\n"
-            "  trigger:\n"
-            "    include:\n"
-            "      - artifact: generated.yml\n"
-            "        job: generate\n"
-            "      - template: Old.gitlab-ci.yml\n"
-        ),
-        "ci/child.yml": "include: ci/part.yml\n",
-        "ci/part.yml": "variables:\n  OLD_VAR: in-child\n",
-    })
+    write(
+        tmp_path,
+        {
+            ".gitlab-ci.yml": (
+                "child:\n"
+                "  trigger:\n"
+                "    include: ci/child.yml\n"
+                "generated:\n"
+                "  trigger:\n"
+                "    include:\n"
+                "      - artifact: generated.yml\n"
+                "        job: generate\n"
+                "      - template: Old.gitlab-ci.yml\n"
+            ),
+            "ci/child.yml": "include: ci/part.yml\n",
+            "ci/part.yml": "variables:\n  OLD_VAR: in-child\n",
+        },
+    )
     report = run(tmp_path, test_policies)
     assert report.errors == []
     assert where(report) == {("t-variable", "ci/part.yml", 2, 3), ("t-template", ".gitlab-ci.yml", 9, 19)}
@@ -269,18 +272,23 @@ def test_child_pipelines_from_trigger_include(tmp_path: Path, test_policies: lis
 
 
 def test_shell_scripts_are_found_and_checked(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        "scripts/register.sh": (
-            "#!/bin/sh\n"
-            "# tool register --old-flag is how we used to do it\n"
-            "export OLD_ENV=1\n"
-            "tool register \\\n"
-            "  --old-flag \"$OLD_REF\"\n"
-        ),
-        "bin/provision": "#!/usr/bin/env bash\ncurl -H \"JOB-TOKEN: $CI_JOB_TOKEN\" \"$CI_API_V4_URL/projects/42/jobs\"\n",
-        "bin/tool.py": "#!/usr/bin/env python3\nprint('tool register --old-flag')\n",
-        "notes.txt": "tool register --old-flag\n",
-    })
+    write(
+        tmp_path,
+        {
+            "scripts/register.sh": (
+                "#!/bin/sh\n"
+                "# tool register --old-flag is how we used to do it\n"
+                "export OLD_ENV=1\n"
+                "tool register \\\n"
+                '  --old-flag "$OLD_REF"\n'
+            ),
+            "bin/provision": (
+                '#!/usr/bin/env bash\ncurl -H "JOB-TOKEN: $CI_JOB_TOKEN" "$CI_API_V4_URL/projects/42/jobs"\n'
+            ),
+            "bin/tool.py": "#!/usr/bin/env python3\nprint('tool register --old-flag')\n",
+            "notes.txt": "tool register --old-flag\n",
+        },
+    )
     report = run(tmp_path, test_policies)
     assert report.errors == []
     assert where(report) == {

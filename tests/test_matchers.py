@@ -26,53 +26,65 @@ def run_ci(tmp_path: Path, policies: list[Policy], text: str, target: str = "19.
 
 
 def test_structure_not_text(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "# include: {template: Old.gitlab-ci.yml}\n"
-        "Old.gitlab-ci.yml:\n"
-        "  script: echo Old.gitlab-ci.yml OLD_VAR\n"
-        "  variables:\n"
-        "    NOTE: mentions OLD_VAR and old_report\n"
-        "old_report:\n"
-        "  script: [echo]\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "# include: {template: Old.gitlab-ci.yml}\n"
+            "Old.gitlab-ci.yml:\n"
+            "  script: echo Old.gitlab-ci.yml OLD_VAR\n"
+            "  variables:\n"
+            "    NOTE: mentions OLD_VAR and old_report\n"
+            "old_report:\n"
+            "  script: [echo]\n"
+        ),
+    )
     assert report.findings == []
 
 
 def test_hidden_job_and_anchor_reported_once_where_written(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        ".base: &base\n"
-        "  variables: &vars\n"
-        "    OLD_VAR: x\n"
-        "  artifacts:\n"
-        "    reports:\n"
-        "      old_report: r.json\n"
-        "a:\n"
-        "  extends: .base\n"
-        "  script: [echo]\n"
-        "b:\n"
-        "  <<: *base\n"
-        "  script: [echo]\n"
-        "c:\n"
-        "  variables: *vars\n"
-        "  script: [echo]\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            ".base: &base\n"
+            "  variables: &vars\n"
+            "    OLD_VAR: x\n"
+            "  artifacts:\n"
+            "    reports:\n"
+            "      old_report: r.json\n"
+            "a:\n"
+            "  extends: .base\n"
+            "  script: [echo]\n"
+            "b:\n"
+            "  <<: *base\n"
+            "  script: [echo]\n"
+            "c:\n"
+            "  variables: *vars\n"
+            "  script: [echo]\n"
+        ),
+    )
     assert where(report) == {("t-variable", ".gitlab-ci.yml", 3, 5), ("t-jsonpath", ".gitlab-ci.yml", 6, 7)}
 
 
 def test_command_flags_and_env_at_their_columns(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "reg:\n"
-        "  variables:\n"
-        "    OLD_ENV: from-variables\n"
-        "  script:\n"
-        "    - echo --old-flag && sudo /usr/local/bin/tool register --old-flag=1 -o x\n"
-        "    - |\n"
-        "      export OLD_ENV=abc\n"
-        "      OLD_ENV=inline tool.exe register \\\n"
-        "        --url https://gitlab.example.com --old-flag \"$T\"\n"
-        "    - tool unregister --old-flag  # a different subcommand\n"
-        "    - echo \"tool register --old-flag\"\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "reg:\n"
+            "  variables:\n"
+            "    OLD_ENV: from-variables\n"
+            "  script:\n"
+            "    - echo --old-flag && sudo /usr/local/bin/tool register --old-flag=1 -o x\n"
+            "    - |\n"
+            "      export OLD_ENV=abc\n"
+            "      OLD_ENV=inline tool.exe register \\\n"
+            '        --url https://gitlab.example.com --old-flag "$T"\n'
+            "    - tool unregister --old-flag  # a different subcommand\n"
+            '    - echo "tool register --old-flag"\n'
+        ),
+    )
     assert where(report) == {
         ("t-command", ".gitlab-ci.yml", 3, 5),
         ("t-command", ".gitlab-ci.yml", 5, 60),
@@ -89,15 +101,19 @@ def test_env_without_the_command_is_not_a_finding(tmp_path: Path, test_policies:
 
 
 def test_variable_references_in_scripts_and_values(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "variables:\n"
-        "  TOKEN: $OLD_REF\n"
-        "  OTHER: {value: 'x ${OLD_REF}', description: d}\n"
-        "j:\n"
-        "  script:\n"
-        "    - 'curl -H \"Authorization: $OLD_REF\" x'\n"
-        "    - echo $OLD_REFERENCE %OLD_REF% $env:OLD_REF\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "variables:\n"
+            "  TOKEN: $OLD_REF\n"
+            "  OTHER: {value: 'x ${OLD_REF}', description: d}\n"
+            "j:\n"
+            "  script:\n"
+            "    - 'curl -H \"Authorization: $OLD_REF\" x'\n"
+            "    - echo $OLD_REFERENCE %OLD_REF% $env:OLD_REF\n"
+        ),
+    )
     assert where(report) == {
         ("t-reference", ".gitlab-ci.yml", 2, 10),
         ("t-reference", ".gitlab-ci.yml", 3, 21),
@@ -108,24 +124,28 @@ def test_variable_references_in_scripts_and_values(tmp_path: Path, test_policies
 
 
 def test_job_token_reach(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "j:\n"
-        "  needs:\n"
-        "    - project: group/upstream\n"
-        "      job: build\n"
-        "      ref: main\n"
-        "    - local-job\n"
-        "  script:\n"
-        "    - git clone https://gitlab-ci-token:${CI_JOB_TOKEN}@gitlab.example.com/group/lib.git\n"
-        "    - 'curl --header \"JOB-TOKEN: $CI_JOB_TOKEN\" \"$CI_API_V4_URL/projects/group%2Fpkg/packages\"'\n"
-        "    - curl -H \"JOB-TOKEN: $CI_JOB_TOKEN\" \"$CI_API_V4_URL/projects/$CI_PROJECT_ID/jobs\"\n"
-        "    - echo gitlab-ci-token CI_JOB_TOKEN group/not-a-call\n"
-        "down:\n"
-        "  trigger:\n"
-        "    project: group/deploy\n"
-        "short:\n"
-        "  trigger: group/short\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "j:\n"
+            "  needs:\n"
+            "    - project: group/upstream\n"
+            "      job: build\n"
+            "      ref: main\n"
+            "    - local-job\n"
+            "  script:\n"
+            "    - git clone https://gitlab-ci-token:${CI_JOB_TOKEN}@gitlab.example.com/group/lib.git\n"
+            '    - \'curl --header "JOB-TOKEN: $CI_JOB_TOKEN" "$CI_API_V4_URL/projects/group%2Fpkg/packages"\'\n'
+            '    - curl -H "JOB-TOKEN: $CI_JOB_TOKEN" "$CI_API_V4_URL/projects/$CI_PROJECT_ID/jobs"\n'
+            "    - echo gitlab-ci-token CI_JOB_TOKEN group/not-a-call\n"
+            "down:\n"
+            "  trigger:\n"
+            "    project: group/deploy\n"
+            "short:\n"
+            "  trigger: group/short\n"
+        ),
+    )
     found = {(f.rule_id, f.location.line, f.location.column, f.matched, f.severity) for f in report.findings}
     assert found == {
         ("t-reach", 3, 16, "group/upstream", "info"),
@@ -151,25 +171,32 @@ def test_fingerprint_survives_lines_moving(tmp_path: Path, test_policies: list[P
 
 
 def test_component_file_with_spec_header(tmp_path: Path, test_policies: list[Policy]) -> None:
-    write(tmp_path, {
-        "templates/build.yml": (
-            "spec:\n  inputs:\n    stage:\n      default: test\n---\n"
-            "build:\n  stage: $[[ inputs.stage ]]\n  variables:\n    OLD_VAR: x\n  script: [make]\n"
-        ),
-        "templates/notes.yml": "not: a component\n",
-    })
+    write(
+        tmp_path,
+        {
+            "templates/build.yml": (
+                "spec:\n  inputs:\n    stage:\n      default: test\n---\n"
+                "build:\n  stage: $[[ inputs.stage ]]\n  variables:\n    OLD_VAR: x\n  script: [make]\n"
+            ),
+            "templates/notes.yml": "not: a component\n",
+        },
+    )
     report = scan([tmp_path], test_policies, ScanOptions(Version(19, 0)))
     assert where(report) == {("t-variable", "templates/build.yml", 9, 5)}
     assert report.findings[0].location.symbolic == "doc[1]:build.variables.OLD_VAR"
 
 
 def test_command_run_through_a_container_image(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "reg:\n"
-        "  script:\n"
-        "    - docker run --rm -e OLD_ENV=x registry.example.com/group/tool:1.2 register --old-flag\n"
-        "    - docker run --rm -v /tmp:/tmp alpine tool register --old-flag\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "reg:\n"
+            "  script:\n"
+            "    - docker run --rm -e OLD_ENV=x registry.example.com/group/tool:1.2 register --old-flag\n"
+            "    - docker run --rm -v /tmp:/tmp alpine tool register --old-flag\n"
+        ),
+    )
     assert where(report) == {
         ("t-command", ".gitlab-ci.yml", 3, 26),  # `-e OLD_ENV=x` given to the container
         ("t-command", ".gitlab-ci.yml", 3, 81),  # the image is the program
@@ -178,39 +205,51 @@ def test_command_run_through_a_container_image(tmp_path: Path, test_policies: li
 
 
 def test_references_in_shell_comments_are_not_uses(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "variables:\n"
-        "  URL: 'https://x/#$OLD_REF'\n"
-        "j:\n"
-        "  script:\n"
-        "    - |\n"
-        "      # we used to pass $OLD_REF here\n"
-        "      echo \"#$OLD_REF\" # $OLD_REF\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "variables:\n"
+            "  URL: 'https://x/#$OLD_REF'\n"
+            "j:\n"
+            "  script:\n"
+            "    - |\n"
+            "      # we used to pass $OLD_REF here\n"
+            '      echo "#$OLD_REF" # $OLD_REF\n'
+        ),
+    )
     # `#` in a variable value is text; in a script it starts a comment only outside quotes
     assert where(report) == {("t-reference", ".gitlab-ci.yml", 2, 20), ("t-reference", ".gitlab-ci.yml", 7, 14)}
 
 
 def test_variable_value_condition_wherever_set(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "include:\n"
-        "  - component: gitlab.example.com/g/c/scan@1\n"
-        "    inputs:\n"
-        "      IMAGE_VAR: registry/old-image:7\n"
-        "variables:\n"
-        "  IMAGE_VAR: {value: registry/old-image:6, description: d}\n"
-        "j:\n"
-        "  variables:\n"
-        "    IMAGE_VAR: registry/new-image:1\n"
-        "  script: [echo]\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "include:\n"
+            "  - component: gitlab.example.com/g/c/scan@1\n"
+            "    inputs:\n"
+            "      IMAGE_VAR: registry/old-image:7\n"
+            "variables:\n"
+            "  IMAGE_VAR: {value: registry/old-image:6, description: d}\n"
+            "j:\n"
+            "  variables:\n"
+            "    IMAGE_VAR: registry/new-image:1\n"
+            "  script: [echo]\n"
+        ),
+    )
     assert where(report) == {("t-value", ".gitlab-ci.yml", 4, 7), ("t-value", ".gitlab-ci.yml", 6, 3)}
 
 
 def test_value_test_on_a_list_checks_each_item(tmp_path: Path, test_policies: list[Policy]) -> None:
-    report = run_ci(tmp_path, test_policies, (
-        "a:\n  extends: .old-template\n  script: [x]\n"
-        "b:\n  extends: [.base, .old-template]\n  script: [x]\n"
-        "c:\n  extends: [.base]\n  script: [x]\n"
-    ))
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        (
+            "a:\n  extends: .old-template\n  script: [x]\n"
+            "b:\n  extends: [.base, .old-template]\n  script: [x]\n"
+            "c:\n  extends: [.base]\n  script: [x]\n"
+        ),
+    )
     assert where(report) == {("t-extends", ".gitlab-ci.yml", 2, 3), ("t-extends", ".gitlab-ci.yml", 5, 20)}

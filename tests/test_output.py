@@ -39,14 +39,18 @@ def test_progress_waits_a_moment_then_throttles(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize(
     ("line", "redacted"),
     [
-        ("    - gitlab-runner register --registration-token GR1348941xYz --url $U",
-         "    - gitlab-runner register --registration-token **** --url $U"),
-        ("    - gitlab-runner register -r \"abc123\"", "    - gitlab-runner register -r \"****\""),
+        (
+            "    - gitlab-runner register --registration-token GR1348941xYz --url $U",
+            "    - gitlab-runner register --registration-token **** --url $U",
+        ),
+        ('    - gitlab-runner register -r "abc123"', '    - gitlab-runner register -r "****"'),
         ("    - REGISTRATION_TOKEN=abc gitlab-runner register", "    - REGISTRATION_TOKEN=**** gitlab-runner register"),
         ("  RUNNER_TOKEN: glrt-t1_abcdefghijklm", "  RUNNER_TOKEN: ****"),
         ("  url: https://x/?private_token=glpat-abcdefghij1234", "  url: https://x/?private_token=****"),
-        ("gitlab_rails['initial_shared_runners_registration_token'] = \"s3cr3t\"",
-         "gitlab_rails['initial_shared_runners_registration_token'] = \"****\""),
+        (
+            "gitlab_rails['initial_shared_runners_registration_token'] = \"s3cr3t\"",
+            "gitlab_rails['initial_shared_runners_registration_token'] = \"****\"",
+        ),
         ("  password: hunter2", "  password: ****"),
         # references to secrets and paths are not secrets
         ("    - export TOKEN=$CI_JOB_TOKEN", "    - export TOKEN=$CI_JOB_TOKEN"),

@@ -50,6 +50,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "findings": len(report.findings),
             "errors": len(report.errors),
             "suppressed": report.suppressed,
+            "baselined": report.baselined,
             "by_severity": report.severity_counts(),
         },
     }

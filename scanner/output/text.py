@@ -49,6 +49,7 @@ def render(report: Report, color: bool = False) -> str:
     lines.append(
         f"Scanned {report.files_scanned} file{'s' if report.files_scanned != 1 else ''} "
         f"for GitLab {report.target}: {counts['error']} error(s), {counts['warning']} warning(s), "
-        f"{counts['info']} info; {len(report.errors)} input error(s); {report.suppressed} suppressed."
+        f"{counts['info']} info; {len(report.errors)} input error(s); "
+        f"{report.suppressed} suppressed, {report.baselined} baselined."
     )
     return "\n".join(lines) + "\n"

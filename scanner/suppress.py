@@ -1,0 +1,91 @@
+"""Inline suppressions: `# sunset: ignore[policy-id] reason`, on the finding's line or the line above.
+
+Grammar (strict; anything else after `# sunset:` is an input error naming the line):
+
+    # sunset: ignore[ID(,ID)*] (until=YYYY-MM-DD )?REASON
+
+IDs are policy ids (lowercase, dashes), separated by commas without spaces; the reason is
+required. After the `until` date the suppression stops working and the finding says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+_MARKER = re.compile(r"#\s*sunset:")
+_GRAMMAR = re.compile(
+    r"#\s*sunset: ignore\[(?P<ids>[a-z0-9]+(?:-[a-z0-9]+)*(?:,[a-z0-9]+(?:-[a-z0-9]+)*)*)\]"
+    r"(?: until=(?P<until>\S+))?(?: +(?P<reason>\S.*?))?\s*$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    line: int
+    ids: frozenset[str]
+    until: date | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    line: int
+    message: str
+
+
+def parse_line(text: str, line: int, known: frozenset[str]) -> Suppression | Problem | None:
+    """The suppression written on one source line, a problem with it, or None if there is none."""
+    marker = _MARKER.search(text)
+    if marker is None:
+        return None
+    m = _GRAMMAR.match(text, marker.start())
+    if m is None:
+        return Problem(line, "malformed suppression; expected `# sunset: ignore[policy-id] reason`")
+    ids = frozenset(m["ids"].split(","))
+    unknown = sorted(ids - known)
+    if unknown:
+        return Problem(line, f"suppression names unknown policy {unknown[0]!r}")
+    until = None
+    if m["until"] is not None:
+        try:
+            until = date.fromisoformat(m["until"]) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", m["until"]) else None
+        except ValueError:
+            until = None
+        if until is None:
+            return Problem(line, f"suppression has an invalid date {m['until']!r}; use until=YYYY-MM-DD")
+    if not m["reason"]:
+        return Problem(line, "a suppression needs a reason after the policy id")
+    return Suppression(line, ids, until, m["reason"])
+
+
+@dataclass(slots=True)
+class Suppressions:
+    """The suppressions of one file, by line."""
+
+    by_line: dict[int, Suppression]
+    problems: list[Problem]
+
+    @classmethod
+    def scan(cls, text: str, known: frozenset[str]) -> Suppressions:
+        found = cls({}, [])
+        if "sunset:" not in text:
+            return found
+        for number, line in enumerate(text.splitlines(), start=1):
+            if "sunset:" not in line:
+                continue
+            parsed = parse_line(line, number, known)
+            if isinstance(parsed, Suppression):
+                found.by_line[number] = parsed
+            elif isinstance(parsed, Problem):
+                found.problems.append(parsed)
+        return found
+
+    def lookup(self, policy_id: str, line: int) -> Suppression | None:
+        """The suppression covering a finding of `policy_id` on `line` (same line, or the line above)."""
+        for at in (line, line - 1):
+            s = self.by_line.get(at)
+            if s is not None and policy_id in s.ids:
+                return s
+        return None
