@@ -86,12 +86,17 @@ def _is_component(path: Path, directory: Path) -> bool:
         return False
     if directory.name != "templates" and (directory.parent.name != "templates" or path.stem != "template"):
         return False
+    text = head(path)
+    return text is not None and bool(_SPEC_HEADER.search(text)) and "\n---" in text
+
+
+def head(path: Path, size: int = 4096) -> str | None:
+    """The first bytes of a file as text, for recognising its kind; None if unreadable."""
     try:
         with path.open("rb") as fh:
-            head = fh.read(4096).decode("utf-8", "replace")
+            return fh.read(size).decode("utf-8", "replace")
     except OSError:
-        return False
-    return bool(_SPEC_HEADER.search(head)) and "\n---" in head
+        return None
 
 
 def scan_base(paths: list[Path]) -> Path:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from scanner.discover import head
 from scanner.tree import Span, Tree
 
 Pos = tuple[int, int]  # 1-based line, column
@@ -197,11 +198,7 @@ def is_shell_script(path: Path) -> bool:
         return True
     if path.suffix or path.name.startswith("."):
         return False
-    try:
-        with path.open("rb") as fh:
-            first = fh.readline(200).decode("utf-8", "replace")
-    except OSError:
-        return False
+    first = (head(path, 200) or "").split("\n", 1)[0]
     if not first.startswith("#!"):
         return False
     words = first[2:].split()
