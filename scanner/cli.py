@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from scanner import __version__
+from scanner import __version__, comment
 from scanner.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     scan = sub.add_parser("scan", help="scan repositories for deprecated GitLab usage")
     scan.add_argument("paths", nargs="*", default=["."], help="directories or files (default: .)")
-    scan.add_argument("--format", choices=("text", "json"), default="text")
+    scan.add_argument("--format", choices=("text", "json", "sarif", "codequality", "markdown"), default="text")
     scan.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     scan.add_argument("--target", help="GitLab release you upgrade to, MAJOR.MINOR (default: newest any policy names)")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", default="docs/policies")
     gen.add_argument("--check", action="store_true", help="exit 1 if the docs are stale, write nothing")
     pol.set_defaults(func=_cmd_policies)
+    comment.configure(sub)  # argparse only; python-gitlab loads when `sunset comment` runs
     return parser
 
 

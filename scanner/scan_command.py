@@ -113,10 +113,16 @@ def exit_code(report: Report, fail_on: str) -> int:
 
 
 def render(report: Report, args: argparse.Namespace, policies: list[Policy]) -> str:
-    from scanner.output import jsonfmt, text
+    from scanner.output import codequality, jsonfmt, markdown, sarif, text
 
     if args.format == "json":
         return jsonfmt.render(report)
+    if args.format == "sarif":
+        return sarif.render(report, policies)
+    if args.format == "codequality":
+        return codequality.render(report)
+    if args.format == "markdown":
+        return markdown.render(jsonfmt.report_dict(report), os.environ)
     tty = args.output is None and sys.stdout.isatty()
     color = args.color == "always" or (args.color == "auto" and tty and "NO_COLOR" not in os.environ)
     return text.render(report, color=color)
