@@ -1,6 +1,6 @@
 """Inline suppressions: `# sunset: ignore[policy-id] reason`, on the finding's line or the line above.
 
-Grammar (strict; anything else after `# sunset:` is an input error naming the line):
+Grammar (strict; an attempt that does not follow it is an input error naming the line):
 
     # sunset: ignore[ID(,ID)*] (until=YYYY-MM-DD )?REASON
 
@@ -14,7 +14,9 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-_MARKER = re.compile(r"#\s*sunset:")
+# What looks like an attempt at a suppression (and is then held to the grammar): `# sunset:`
+# followed by `ignore`, or by any word and `[`. Prose such as `# sunset: scans this repo` is not.
+_MARKER = re.compile(r"#\s*sunset:\s*(?:ignore\b|[A-Za-z-]+\s*\[)")
 _GRAMMAR = re.compile(
     r"#\s*sunset: ignore\[(?P<ids>[a-z0-9]+(?:-[a-z0-9]+)*(?:,[a-z0-9]+(?:-[a-z0-9]+)*)*)\]"
     r"(?: until=(?P<until>\S+))?(?: +(?P<reason>\S.*?))?\s*$"

@@ -39,6 +39,7 @@ def test_policies() -> list[Policy]:
             Suppression(1, frozenset({"t-variable"}), date(2027, 3, 1), "vendor fix pending"),
         ),
         ("# just a comment", None),
+        ("# sunset: scans this repository on every pipeline", None),
         ("# sunset: ignore[t-variable]", Problem(1, "a suppression needs a reason after the policy id")),
         (
             "# sunset: ignore[t-variable] until=2027-03-01",
