@@ -133,6 +133,8 @@ class Scan:
         except ParseError as exc:
             self.error(path, exc.line, exc.message)
             return None
+        for line, message in data.warnings:  # statements not read; the rest of the file was
+            self.error(path, line, message)
         doc = Document(relative(path, self.base), path, kind.name, text, data)
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         return doc

@@ -17,17 +17,24 @@ from urllib.parse import unquote
 from jsonpath_ng.jsonpath import Child, Fields, Index
 
 from scanner import ci
+from scanner.api.index import API_WORDS, ApiIndex
+from scanner.api.shellflow import job_uses
 from scanner.document import Document, Part
 from scanner.matchers import (
     CiVariableMatcher,
     CommandMatcher,
+    GraphqlMatcher,
     JobTokenReachMatcher,
     JsonPathMatcher,
+    Matcher,
+    RestApiMatcher,
     TemplateIncludeMatcher,
+    ValueTest,
     VariableReferenceMatcher,
 )
 from scanner.model import Route
 from scanner.policy import Policy
+from scanner.settings.matchkinds import leaves
 from scanner.shell import ScriptText, Token, command_program, commands, comment_start, map_lines
 from scanner.tree import Span
 
@@ -49,9 +56,10 @@ class PolicyIndex:
         self.jsonpaths: list[tuple[Policy, JsonPathMatcher]] = []
         self.commands: list[tuple[Policy, CommandMatcher]] = []
         self.reach: list[Policy] = []
+        self.api = ApiIndex()  # REST and GraphQL policies (scanner.api)
+        self.settings: list[tuple[Policy, Matcher]] = []  # evaluated by scanner.settings.checks
         words: set[str] = set()
-        for p in policies:
-            m = p.matcher
+        for p, m in ((policy, leaf) for policy in policies for leaf in leaves(policy.matcher)):
             if isinstance(m, TemplateIncludeMatcher):
                 for name in m.templates:
                     self.templates[name].append(p)
@@ -70,6 +78,11 @@ class PolicyIndex:
             elif isinstance(m, JobTokenReachMatcher):
                 self.reach.append(p)
                 words.update(("CI_JOB_TOKEN", "gitlab-ci-token"))
+            elif isinstance(m, (RestApiMatcher, GraphqlMatcher)):
+                self.api.add(p, m)
+                words.update(API_WORDS)
+            else:
+                self.settings.append((p, m))
         alternatives = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
         self.prefilter = re.compile(alternatives) if alternatives else None
 
@@ -102,7 +115,7 @@ def _variables(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
         for name, value in block.items():
             text = ci.variable_value(value)
             for policy in index.variables.get(name, ()):
-                test = policy.matcher.value if isinstance(policy.matcher, CiVariableMatcher) else None
+                test = variable_test(policy, name)
                 if test is None or test.accepts(text):
                     yield Hit(policy, route + (name,), "key", name)
             if index.references and isinstance(text, str) and ("$" in text or "%" in text):
@@ -179,7 +192,9 @@ def script_hits(
 ) -> Iterator[Hit]:
     """References, commands and job-token reach in scripts; commands grouped by the job running them."""
     per_job: dict[Route, list[tuple[list[Token], ci.ScriptItem]]] = defaultdict(list)
+    texts: dict[Route, ScriptText] = {}
     for item, script in items:
+        texts[item.route] = script
         yield from _references(index, script, item.route, shell=True)
         for words in commands(script):
             per_job[item.job].append((words, item))
@@ -189,6 +204,10 @@ def script_hits(
         for policy in index.reach:
             for words, item in cmds:
                 yield from _script_reach(doc, policy, words, item.route)
+        if index.api:
+            for route, use in job_uses(doc, cmds, texts):
+                for h in index.api.hits(use):
+                    yield Hit(h.policy, route, "value", h.matched, h.span)
 
 
 def _command_hits(
@@ -203,9 +222,9 @@ def _command_hits(
         if m.subcommand is not None and not any(w.text == m.subcommand for w in rest[:3]):
             continue
         used = True
-        for w in rest:
+        for k, w in enumerate(rest):
             flag = w.text.split("=", 1)[0]
-            if flag in m.flags:
+            if flag in m.flags and _flag_value_ok(m, w, rest[k + 1 : k + 2]):
                 yield Hit(policy, item.route, "value", flag, w.span)
         for w in words[:at]:
             yield from _env_hit(policy, m, w, item.route)
@@ -220,14 +239,40 @@ def _command_hits(
     for route, block in ci.variable_blocks(doc):
         if route[:2] == job[:2] or len(route) == 2:
             for name in block:
-                if name in m.env:
+                if name in m.env and (m.value is None or m.value.accepts(ci.variable_value(block[name]))):
                     yield Hit(policy, route + (name,), "key", name)
 
 
 def _env_hit(policy: Policy, m: CommandMatcher, w: Token, route: Route) -> Iterator[Hit]:
-    name = w.text.split("=", 1)[0]
-    if "=" in w.text and name in m.env:
+    name, _, value = w.text.partition("=")
+    if "=" in w.text and name in m.env and (m.value is None or m.value.accepts(value)):
         yield Hit(policy, route, "value", name, (w.line, w.column, w.line, w.column + len(name)))
+
+
+def _flag_value_ok(m: CommandMatcher, w: Token, following: list[Token]) -> bool:
+    """`--shell cmd` or `--shell=cmd` when the policy names a value; any use of the flag otherwise."""
+    if m.value is None:
+        return True
+    value = w.text.split("=", 1)[1] if "=" in w.text else following[0].text if following else None
+    return m.value.accepts(value)
+
+
+def variable_test(policy: Policy, name: str) -> ValueTest | None:
+    """The value test of the policy's `ci-variable` matcher naming `name` (inside `any-of` too)."""
+    for m in leaves(policy.matcher):
+        if isinstance(m, CiVariableMatcher) and name in m.names:
+            return m.value
+    return None
+
+
+def command_hits(
+    index: PolicyIndex, doc: Document, per_job: dict[Route, list[tuple[list[Token], ci.ScriptItem]]]
+) -> Iterator[Hit]:
+    """Command policies over commands already split into words (settings files: container
+    `args:`, Dockerfile exec form), grouped by the job or container that runs them."""
+    for job, cmds in per_job.items():
+        for policy, matcher in index.commands:
+            yield from _command_hits(doc, policy, matcher, job, cmds)
 
 
 _CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")

@@ -29,6 +29,17 @@ from jsonpath_ng.jsonpath import (
 from jsonpath_ng.parser import parse as jsonpath_parse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from scanner.api.paths import Endpoint, compile_endpoint
+from scanner.settings.matchkinds import (
+    SETTING_SPEC_TYPES,
+    AnyOfSpec,
+    ImplicitDefaultSpec,
+    RequiredKeysSpec,
+    SecretFileSpec,
+    SettingMatcher,
+    compile_setting,
+)
+
 VAR_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
@@ -72,19 +83,54 @@ class CommandSpec(_Spec):
     subcommand: str | None = None
     flags: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
+    value: ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
 
 
 class JobTokenReachSpec(_Spec):
     kind: Literal["job-token-reach"]
 
 
-MATCHER_SPECS: dict[str, type[_Spec]] = {
+class RestApiSpec(_Spec):
+    """Calls to REST v4 endpoints (`PUT /runners/:id`); without `parameters` and
+    `response_fields` the call itself is reported, else each named field it sends or reads."""
+
+    kind: Literal["rest-api"]
+    endpoints: tuple[str, ...] = Field(min_length=1)
+    parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
+    parameter_value: ValueSpec | None = None
+    response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
+    response_value: ValueSpec | None = None  # only reads compared with such a value
+
+
+class GraphqlRuleSpec(_Spec):
+    """Fields selected by name, where the selection's type is known from `on` (the operation
+    root, a fragment's type condition) or from the parent path (`under: [runners.nodes]`)."""
+
+    fields: tuple[str, ...] = Field(min_length=1)
+    on: tuple[str, ...] = ()
+    under: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()  # report these arguments (`active`, `input.direction`)
+    without_argument: str | None = None  # report the field when this argument is absent
+
+
+class GraphqlSpec(_Spec):
+    kind: Literal["graphql"]
+    rules: tuple[GraphqlRuleSpec, ...] = Field(min_length=1)
+
+
+MATCHER_SPECS: dict[str, type[BaseModel]] = {  # settings kinds have their own base (scanner.settings)
     "template-include": TemplateIncludeSpec,
     "ci-variable": CiVariableSpec,
     "variable-reference": VariableReferenceSpec,
     "jsonpath": JsonPathSpec,
     "command": CommandSpec,
     "job-token-reach": JobTokenReachSpec,
+    "rest-api": RestApiSpec,
+    "graphql": GraphqlSpec,
+    "any-of": AnyOfSpec,
+    "implicit-default": ImplicitDefaultSpec,
+    "required-keys": RequiredKeysSpec,
+    "secret-file": SecretFileSpec,
 }
 
 
@@ -136,11 +182,35 @@ class CommandMatcher:
     subcommand: str | None
     flags: frozenset[str]
     env: frozenset[str]
+    value: ValueTest | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class JobTokenReachMatcher:
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class RestApiMatcher:
+    endpoints: tuple[Endpoint, ...]
+    parameters: frozenset[str]
+    parameter_value: ValueTest | None
+    response_fields: frozenset[str]
+    response_value: ValueTest | None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphqlRule:
+    fields: frozenset[str]
+    on: frozenset[str]
+    under: tuple[tuple[str, ...], ...]
+    arguments: frozenset[str]
+    without_argument: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphqlMatcher:
+    rules: tuple[GraphqlRule, ...]
 
 
 Matcher = (
@@ -150,6 +220,9 @@ Matcher = (
     | JsonPathMatcher
     | CommandMatcher
     | JobTokenReachMatcher
+    | RestApiMatcher
+    | GraphqlMatcher
+    | SettingMatcher
 )
 
 
@@ -225,8 +298,27 @@ def build_matcher(raw: dict[str, Any]) -> Matcher:
     if isinstance(spec, JsonPathSpec):
         return _compile_jsonpath(spec)
     if isinstance(spec, CommandSpec):
-        return CommandMatcher(frozenset(spec.programs), spec.subcommand, frozenset(spec.flags), frozenset(spec.env))
+        programs, flags, env = frozenset(spec.programs), frozenset(spec.flags), frozenset(spec.env)
+        return CommandMatcher(programs, spec.subcommand, flags, env, _value_test(spec.value))
+    if isinstance(spec, RestApiSpec):
+        return RestApiMatcher(
+            tuple(compile_endpoint(e) for e in spec.endpoints),
+            frozenset(spec.parameters),
+            _value_test(spec.parameter_value),
+            frozenset(spec.response_fields),
+            _value_test(spec.response_value),
+        )
+    if isinstance(spec, GraphqlSpec):
+        return GraphqlMatcher(tuple(_graphql_rule(r) for r in spec.rules))
+    if isinstance(spec, SETTING_SPEC_TYPES):
+        return compile_setting(spec)
     return JobTokenReachMatcher()
+
+
+def _graphql_rule(spec: GraphqlRuleSpec) -> GraphqlRule:
+    under = tuple(tuple(u.split(".")) for u in spec.under)
+    arguments = frozenset(spec.arguments)
+    return GraphqlRule(frozenset(spec.fields), frozenset(spec.on), under, arguments, spec.without_argument)
 
 
 def _checked_names(names: tuple[str, ...]) -> tuple[str, ...]:

@@ -21,7 +21,11 @@ from scanner.yamldoc import YamlError, load_yaml
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # Every kind of document a policy may apply to; `scanner.kinds.KINDS` maps each to its parser.
-KIND_NAMES: tuple[str, ...] = ("gitlab-ci", "shell-script")
+KIND_NAMES: tuple[str, ...] = (
+    "gitlab-ci", "shell-script", "python-source", "graphql", "js-source", "terraform",
+    "omnibus-config", "gitlab-yml", "database-yml", "runner-config", "registry-config",
+    "helm-values", "compose", "dockerfile", "env-file", "k8s-manifest",
+)
 
 
 class PolicyLoadError(Exception):

@@ -39,6 +39,8 @@ class Tree:
     root_spans: list[Span]
     table: dict[int, Any] = field(default_factory=dict)
     keys: set[str] = field(default_factory=set)
+    # `(line, message)` for statements a parser could not read; the rest of the file was read.
+    warnings: list[tuple[int | None, str]] = field(default_factory=list)
 
     def key_lines(self, index: int) -> dict[tuple[str | int, ...], int]:
         """Route → line for every key and item of one document (used for policy errors)."""

@@ -56,6 +56,7 @@ def test_progress_waits_a_moment_then_throttles(monkeypatch: pytest.MonkeyPatch)
         ("    - export TOKEN=$CI_JOB_TOKEN", "    - export TOKEN=$CI_JOB_TOKEN"),
         ("  secret_file: /etc/gitlab/mail.secret", "  secret_file: /etc/gitlab/mail.secret"),
         ("  the token is not here", "  the token is not here"),
+        ("    - curl -s $URL | jq -r '.[].version'", "    - curl -s $URL | jq -r '.[].version'"),
     ],
 )
 def test_redaction(line: str, redacted: str) -> None:

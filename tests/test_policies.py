@@ -2,6 +2,7 @@
 
 A fixture line `# expect: <policy-id> col=<N>` says the next code line holds one finding of that
 policy at column N; `# ok: <policy-id>` marks a look-alike on the next line that must not be found.
+JavaScript and TypeScript fixtures write the same lines with `//`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from scanner.policy import Policy, builtin_policy_dir, load_policies
 from conftest import run_scan, where
 
 FIXTURES = Path(__file__).parent / "policies"
-EXPECT = re.compile(r"^\s*#\s*expect:\s*(?P<id>[a-z0-9-]+)\s+col=(?P<col>\d+)\s*$")
-OK = re.compile(r"^\s*#\s*ok:\s*(?P<id>[a-z0-9-]+)\s*$")
-MARKER = re.compile(r"^\s*#\s*(expect|ok):")
+EXPECT = re.compile(r"^\s*(?:#|//)\s*expect:\s*(?P<id>[a-z0-9-]+)\s+col=(?P<col>\d+)\s*$")
+OK = re.compile(r"^\s*(?:#|//)\s*ok:\s*(?P<id>[a-z0-9-]+)\s*$")
+MARKER = re.compile(r"^\s*(?:#|//)\s*(expect|ok):")
 
 
 def expectations(folder: Path) -> tuple[set[tuple[str, str, int, int]], set[str]]:

@@ -1,0 +1,281 @@
+"""JavaScript and TypeScript: `fetch`/`axios`-style calls to the REST API and GraphQL documents
+in string and template literals (`gql\\`...\\``).
+
+A small lexer skips comments and reads literals with the offset of every character. A call is
+`fetch(URL, {method, body: JSON.stringify({...})})` or `X.get|post|put|patch|delete(URL, body)`
+where URL is a literal, a template or a `+` concatenation that resolves to a REST v4 URL
+(`/api/v4`, `CI_API_V4_URL`, or a const set to one). Response reads are not followed in JS.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from scanner.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
+from scanner.api.paths import api_url, query_pairs
+
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql")
+_GRAPHQL = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b[^{}]*\{")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_ESC = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
+_REGEX_AFTER = set("(,=:[!&|?{};+-*%<>~^") | {""}
+
+
+@dataclass(slots=True)
+class Tok:
+    kind: str  # str | id | p (punctuation) | num
+    start: int
+    end: int
+    value: str
+    offsets: list[int] = field(default_factory=list)  # for literals: source offset of each value char
+    exprs: list[str] = field(default_factory=list)  # for templates: the text of each ${...}
+
+
+def _literal(text: str, i: int) -> Tok:
+    quote, j = text[i], i + 1
+    out: list[str] = []
+    offs: list[int] = []
+    exprs: list[str] = []
+    while j < len(text) and text[j] != quote:
+        if text[j] == "\\" and j + 1 < len(text):
+            out.append(_ESC.get(text[j + 1], text[j + 1]))
+            offs.append(j)
+            j += 2
+        elif quote == "`" and text.startswith("${", j):
+            depth, k = 1, j + 2
+            while k < len(text) and depth:
+                depth += {"{": 1, "}": -1}.get(text[k], 0)
+                k += 1
+            exprs.append(text[j + 2 : k - 1])
+            out.append("\0" * (k - j))  # an interpolation: unknown text of the same length
+            offs.extend(range(j, k))
+            j = k
+        elif text[j] == "\n" and quote != "`":
+            break
+        else:
+            out.append(text[j])
+            offs.append(j)
+            j += 1
+    return Tok("str", i, j + 1, "".join(out), offs, exprs)
+
+
+def _regex_may_start(toks: list[Tok]) -> bool:
+    """A `/` after an operator or at the start is a regex literal, after a value a division."""
+    return not toks or (toks[-1].kind == "p" and toks[-1].value in _REGEX_AFTER)
+
+
+def lex(text: str) -> list[Tok]:
+    toks: list[Tok] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in " \t\r\n":
+            i += 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i) % (len(text) + 1) if "\n" in text[i:] else len(text)
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = len(text) if end < 0 else end + 2
+        elif c in "'\"`":
+            toks.append(_literal(text, i))
+            i = toks[-1].end
+        elif c == "/" and _regex_may_start(toks):
+            m = re.compile(r"/(?:\\.|\[(?:\\.|[^\]])*\]|[^/\\\n])+/[a-z]*").match(text, i)
+            i = m.end() if m else i + 1
+        elif m := _IDENT.match(text, i):
+            toks.append(Tok("id", i, m.end(), m.group(0)))
+            i = m.end()
+        else:
+            toks.append(Tok("p", i, i + 1, c))
+            i += 1
+    return toks
+
+
+class _Js:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = lex(text)
+        self.starts = line_starts(text)
+        self.bases = self._bases()
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        return offset_pos(self.starts, offset)
+
+    def _bases(self) -> set[str]:
+        """`const API = \\`${process.env.CI_SERVER_URL}/api/v4\\`` and the like."""
+        out: set[str] = set()
+        t = self.toks
+        for k in range(len(t) - 3):
+            if t[k].value in ("const", "let", "var") and t[k + 1].kind == "id" and t[k + 2].value == "=":
+                line_end = self.text.find("\n", t[k + 3].start)
+                rhs = self.text[t[k + 3].start : line_end if line_end >= 0 else len(self.text)]
+                if "/api/v4" in rhs or "CI_API_V4_URL" in rhs:
+                    out.add(t[k + 1].value)
+        return out
+
+    def _piece(self, toks: list[Tok]) -> tuple[str, list[int | None]]:
+        """The URL an argument expression builds, with the source offset of each literal char."""
+        url: list[str] = []
+        offs: list[int | None] = []
+        k = 0
+        while k < len(toks):
+            tk = toks[k]
+            if tk.kind == "str":
+                for ch, off, expr in self._template_chars(tk):
+                    url.append(ch)
+                    offs.append(None if expr else off)
+            elif tk.kind == "id":
+                while k + 2 < len(toks) and toks[k + 1].value == "." and toks[k + 2].kind == "id":
+                    k += 2  # `process.env.CI_API_V4_URL`: the last name says what it is
+                last = toks[k].value
+                text = "$CI_API_V4_URL" if last in self.bases or last == "CI_API_V4_URL" else "{}"
+                url.append(text)
+                offs.extend([None] * len(text))
+            k += 1
+        return "".join(url), offs
+
+    def _template_chars(self, tk: Tok) -> list[tuple[str, int, bool]]:
+        out: list[tuple[str, int, bool]] = []
+        exprs = iter(tk.exprs)
+        i = 0
+        while i < len(tk.value):
+            if tk.value[i] == "\0":
+                j = i
+                while j < len(tk.value) and tk.value[j] == "\0":
+                    j += 1
+                expr = next(exprs, "")
+                known = "CI_API_V4_URL" in expr or expr.strip() in self.bases
+                for ch in "$CI_API_V4_URL" if known else "{}":
+                    out.append((ch, tk.offsets[i], True))
+                i = j
+            else:
+                out.append((tk.value[i], tk.offsets[i], False))
+                i += 1
+        return out
+
+    def _args(self, open_at: int) -> list[list[Tok]]:
+        """The top-level arguments of the call whose `(` is token `open_at`."""
+        args: list[list[Tok]] = [[]]
+        depth = 0
+        for tk in self.toks[open_at + 1 :]:
+            if tk.kind == "p" and tk.value in "([{":
+                depth += 1
+            elif tk.kind == "p" and tk.value in ")]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif tk.kind == "p" and tk.value == "," and depth == 0:
+                args.append([])
+                continue
+            args[-1].append(tk)
+        return [a for a in args if a]
+
+    def _object_keys(self, toks: list[Tok]) -> list[tuple[Tok, Tok | None]]:
+        """Keys of the first object literal in `toks` (depth 1), with the token after `:`."""
+        out: list[tuple[Tok, Tok | None]] = []
+        depth = 0
+        for k, tk in enumerate(toks):
+            if tk.kind == "p" and tk.value in "([{":
+                depth += 1
+                if depth == 1 and tk.value != "{":
+                    return out
+                continue
+            if tk.kind == "p" and tk.value in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return out
+                continue
+            prev = toks[k - 1].value if k else ""
+            nxt = toks[k + 1] if k + 1 < len(toks) else None
+            if depth == 1 and tk.kind in ("id", "str") and prev in ("{", ",") and nxt is not None:
+                if nxt.value == ":":
+                    out.append((tk, toks[k + 2] if k + 2 < len(toks) else None))
+                elif nxt.value in (",", "}") and tk.kind == "id":
+                    out.append((tk, None))
+        return out
+
+    def _params(self, toks: list[Tok]) -> list[Param]:
+        out: list[Param] = []
+        for key, value in self._object_keys(toks):
+            name = key.value
+            start = key.offsets[0] if key.kind == "str" and key.offsets else key.start
+            line, col = self.pos(start)
+            lit: object = UNKNOWN
+            if value is not None and value.kind == "id" and value.value in ("null", "true", "false"):
+                lit = {"null": None, "true": True, "false": False}[value.value]
+            elif value is not None and value.kind == "str":
+                lit = value.value
+            out.append(Param(name, (line, col, line, col + len(name)), lit))
+        return out
+
+    def _body(self, options: list[Tok]) -> tuple[str | None, list[Param]]:
+        """fetch options: `method` and the keys of `body: JSON.stringify({...})` or params."""
+        method: str | None = None
+        params: list[Param] = []
+        for key, value in self._object_keys(options):
+            if key.value == "method" and value is not None and value.kind == "str":
+                method = value.value.upper()
+            elif key.value in ("body", "params", "data", "json") and value is not None:
+                at = next(i for i, t in enumerate(options) if t is value)
+                rest = options[at:]
+                inner = next((i for i, t in enumerate(rest) if t.value == "{"), None)
+                if inner is not None:
+                    params.extend(self._params(rest[inner:]))
+        return method, params
+
+    def calls(self) -> list[RestCall]:
+        out: list[RestCall] = []
+        t = self.toks
+        for k, tk in enumerate(t):
+            if tk.value != "(" or tk.kind != "p" or k == 0 or t[k - 1].kind != "id":
+                continue
+            callee = t[k - 1].value
+            is_method = k >= 2 and t[k - 2].value == "."
+            if not ((callee == "fetch" and not is_method) or (callee in _VERBS and is_method)):
+                continue
+            args = self._args(k)
+            if not args:
+                continue
+            url, offs = self._piece(args[0])
+            parts = api_url(url)
+            if parts is None:
+                continue
+            method: str | None = None
+            params: list[Param] = []
+            if callee == "fetch" and len(args) > 1:
+                method, params = self._body(args[1])
+            elif len(args) > 1:
+                params = self._params(args[1]) if callee != "get" else self._body(args[1])[1]
+            at = next((o for o in offs[parts.path_at :] if o is not None), args[0][0].start)
+            line, col = self.pos(at)
+            rest = RestCall(method or _VERBS.get(callee, "GET"), parts.path, (line, col, line, col + len(parts.path)))
+            rest.params.extend(params)
+            for name, qat, value in query_pairs(parts.query):
+                off = offs[parts.query_at + qat] if parts.query_at + qat < len(offs) else None
+                qline, qcol = self.pos(off if off is not None else at)
+                rest.params.append(Param(name, (qline, qcol, qline, qcol + len(name)), value))
+            out.append(rest)
+        return out
+
+    def graphql(self) -> list[GraphqlText]:
+        out: list[GraphqlText] = []
+        for k, tk in enumerate(self.toks):
+            if tk.kind != "str" or "}" not in tk.value:
+                continue
+            tagged = k > 0 and self.toks[k - 1].value in ("gql", "graphql")
+            keyed = k > 1 and self.toks[k - 1].value == ":" and self.toks[k - 2].value == "query"
+            if tagged or keyed or _GRAPHQL.match(tk.value):
+                text = tk.value.replace("\0", " ")
+                out.append(GraphqlText(text, tuple(self.pos(o) for o in tk.offsets)))
+        return out
+
+
+def extract(text: str) -> list[RestCall | GraphqlText]:
+    """REST calls and GraphQL documents in a JavaScript or TypeScript file."""
+    if not PREFILTER.search(text):
+        return []
+    js = _Js(text)
+    uses: list[RestCall | GraphqlText] = [*js.calls(), *js.graphql()]
+    return uses

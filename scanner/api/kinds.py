@@ -1,0 +1,101 @@
+"""The document kinds of API usage in source files: Python, GraphQL documents, JavaScript and
+TypeScript, Terraform. Each parser checks only what it must (a file that never mentions the API is not
+parsed at all); each evaluator runs the API policies on the calls its extractor finds."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scanner.api import jssource, pysource, terraform
+from scanner.api.model import GraphqlText, RestCall
+from scanner.document import Document
+from scanner.tree import ParseError, Tree
+
+if TYPE_CHECKING:
+    from scanner.match import Hit, PolicyIndex
+
+PY_SUFFIXES = (".py",)
+GRAPHQL_SUFFIXES = (".graphql", ".gql")
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+TF_SUFFIXES = (".tf",)
+
+
+def _text_tree(text: str) -> Tree:
+    return Tree(roots=[text], root_spans=[(1, 1, text.count("\n") + 1, 1)])
+
+
+def _not_empty(path: Path) -> bool:
+    """An empty source file (`__init__.py`) is normal, not an input error: leave it alone."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return True  # the read reports the problem
+
+
+def is_python(path: Path) -> bool:
+    return path.suffix in PY_SUFFIXES and _not_empty(path)
+
+
+def is_graphql(path: Path) -> bool:
+    return path.suffix in GRAPHQL_SUFFIXES and _not_empty(path)
+
+
+def is_js(path: Path) -> bool:
+    return path.suffix in JS_SUFFIXES and not path.name.endswith((".min.js", ".d.ts")) and _not_empty(path)
+
+
+def is_terraform(path: Path) -> bool:
+    return path.suffix in TF_SUFFIXES and _not_empty(path)
+
+
+def parse_python(text: str) -> Tree:
+    """Python that mentions the API must parse, or the file is reported as an input error."""
+    if pysource.PREFILTER.search(text):
+        try:
+            ast.parse(text)
+        except SyntaxError as exc:
+            raise ParseError(f"invalid Python: {exc.msg}", exc.lineno, exc.offset) from None
+    return _text_tree(text)
+
+
+def parse_graphql(text: str) -> Tree:
+    from scanner.api import gql  # graphql-core only for GraphQL files
+
+    gql.check(text)
+    return _text_tree(text)
+
+
+def parse_text(text: str) -> Tree:
+    """JavaScript, TypeScript and Terraform are read by their extractors, which never fail."""
+    return _text_tree(text)
+
+
+def _hits(index: PolicyIndex, uses: list[RestCall | GraphqlText], strict: bool = False) -> Iterator[Hit]:
+    from scanner.match import Hit
+
+    for use in uses:
+        for h in index.api.hits(use, strict):
+            yield Hit(h.policy, (0,), "value", h.matched, h.span)
+
+
+def evaluate_python(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    if index.api:
+        yield from _hits(index, pysource.extract(doc.text))
+
+
+def evaluate_graphql(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    if index.api.graphql:
+        yield from _hits(index, [GraphqlText(doc.text)], strict=True)
+
+
+def evaluate_js(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    if index.api:
+        yield from _hits(index, jssource.extract(doc.text))
+
+
+def evaluate_terraform(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    if index.api:
+        yield from _hits(index, list(terraform.extract(doc.text)))

@@ -1,0 +1,108 @@
+"""How settings files are recognised while walking a directory: by name first, then, only for
+names that are ambiguous, by a look at the first few kilobytes. Nothing is parsed here.
+
+A name alone decides for Dockerfiles, env files, compose files and Helm values files. A
+`gitlab.rb`, `gitlab.yml` or `config.toml` must also look like one (a settings assignment, a
+`gitlab:` section, a `[[runners]]` table), because those names are used by other software too.
+A `database.yml` is only GitLab's when something says so: a `gitlab.yml` beside it, `gitlab` in
+its path, or in its first lines. Kubernetes manifests are YAML files opening with `apiVersion:`
+and `kind:` (Helm chart templates, which are Go templates, are left alone).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+HEAD_BYTES = 8192
+
+_RB_SETTING = re.compile(r"(?m)^[ \t]*(?:[a-z_]+\[['\":][a-z_]+['\"]?\]|external_url[ (]|git_data_dirs[ (])")
+_RB_CODE = re.compile(r"(?m)^[ \t]*(?:module|class)[ \t]+[A-Z]")
+_GITLAB_YML = re.compile(r"(?m)^production:|^[ \t]+gitlab:[ \t]*$")
+_RUNNER_TOML = re.compile(r"(?m)^[ \t]*\[\[?runners[\].]")
+_REGISTRY = (re.compile(r"(?m)^storage:"), re.compile(r"(?m)^(?:version|http|notifications|auth):"))
+_MANIFEST = (re.compile(r"(?m)^apiVersion:[ \t]*\S"), re.compile(r"(?m)^kind:[ \t]*\S"))
+_VALUES = re.compile(r"^(?:[\w.-]*[._-])?values(?:[._-][\w.-]*)?\.ya?ml$", re.I)
+_COMPOSE = re.compile(r"^(?:docker-)?compose(?:[._-][\w.-]*)?\.ya?ml$", re.I)
+_TEMPLATE_EXT = r"(?:\.(?:example|sample|template|tmpl|tpl|erb|j2|jinja2?|dist|orig|default))?"
+_RB_NAME = re.compile(rf"^gitlab\.rb{_TEMPLATE_EXT}$")
+_YML_NAME = re.compile(rf"^gitlab\.ya?ml{_TEMPLATE_EXT}$")
+_DB_NAME = re.compile(rf"^database\.ya?ml(?:\.postgresql)?{_TEMPLATE_EXT}$")
+_TOML_NAME = re.compile(rf"^[\w.-]*\.toml{_TEMPLATE_EXT}$")
+_REGISTRY_NAME = re.compile(rf"^(?:config|registry)[\w.-]*\.ya?ml{_TEMPLATE_EXT}$")
+
+
+def head(path: Path, size: int = HEAD_BYTES) -> str:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(size).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def is_gitlab_rb(path: Path) -> bool:
+    name = path.name
+    if not (_RB_NAME.match(name) or (name.endswith(".rb") and "gitlab" in name.lower())):
+        return False
+    text = head(path)
+    return bool(_RB_SETTING.search(text)) and not _RB_CODE.search(text)
+
+
+def is_gitlab_yml(path: Path) -> bool:
+    return bool(_YML_NAME.match(path.name)) and bool(_GITLAB_YML.search(head(path)))
+
+
+def is_database_yml(path: Path) -> bool:
+    if not _DB_NAME.match(path.name):
+        return False
+    if any("gitlab" in part.lower() for part in path.parent.parts[-4:]):
+        return True
+    if any(_YML_NAME.match(p.name) for p in _siblings(path)):
+        return True
+    return "gitlab" in head(path).lower()
+
+
+def _siblings(path: Path) -> list[Path]:
+    try:
+        return [p for p in path.parent.iterdir() if p.name.startswith("gitlab.")]
+    except OSError:
+        return []
+
+
+def is_runner_config(path: Path) -> bool:
+    return bool(_TOML_NAME.match(path.name)) and bool(_RUNNER_TOML.search(head(path)))
+
+
+def is_registry_config(path: Path) -> bool:
+    if not (_REGISTRY_NAME.match(path.name) or (path.suffix in (".yml", ".yaml") and "registry" in path.parent.name)):
+        return False
+    text = head(path)
+    return all(rx.search(text) for rx in _REGISTRY)
+
+
+def is_helm_values(path: Path) -> bool:
+    return bool(_VALUES.match(path.name))
+
+
+def is_compose(path: Path) -> bool:
+    return bool(_COMPOSE.match(path.name))
+
+
+def is_dockerfile(path: Path) -> bool:
+    name = path.name
+    base = name.split(".", 1)[0]
+    return base in ("Dockerfile", "Containerfile") or name.lower().endswith(".dockerfile")
+
+
+def is_env_file(path: Path) -> bool:
+    name = path.name
+    return name == ".env" or name.startswith(".env.") or (name.endswith(".env") and len(name) > 4)
+
+
+def is_k8s_manifest(path: Path) -> bool:
+    if path.suffix not in (".yml", ".yaml"):
+        return False
+    text = head(path, 4096)
+    if not all(rx.search(text) for rx in _MANIFEST):
+        return False
+    return not ("templates" in path.parent.parts and "{{" in text)

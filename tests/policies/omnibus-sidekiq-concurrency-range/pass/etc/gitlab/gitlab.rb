@@ -1,0 +1,3 @@
+sidekiq['enable'] = true
+# ok: omnibus-sidekiq-concurrency-range
+sidekiq['concurrency'] = 20

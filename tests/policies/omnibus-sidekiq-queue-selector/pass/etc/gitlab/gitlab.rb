@@ -1,0 +1,3 @@
+# ok: omnibus-sidekiq-queue-selector
+sidekiq['queue_selector'] = false
+sidekiq['queue_groups'] = ['*'] * 4

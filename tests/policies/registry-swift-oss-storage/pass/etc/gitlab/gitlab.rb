@@ -1,0 +1,4 @@
+registry['storage'] = {
+  # ok: registry-swift-oss-storage
+  's3' => { 'bucket' => 'registry', 'regionendpoint' => 'https://swift-s3.example.com' }
+}

@@ -1,0 +1,60 @@
+"""How settings files are recognised: by name, and by a look at the head only where a name is
+shared with other software."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scanner.kinds import claiming_kind
+
+CASES = [
+    ("etc/gitlab/gitlab.rb", "external_url 'https://gitlab.example.com'\n", "omnibus-config"),
+    ("files/gitlab.rb.template", "# gitlab_rails['x'] = 1\nregistry['enable'] = true\n", "omnibus-config"),
+    ("ansible/templates/gitlab-settings.rb", "gitlab_rails['time_zone'] = 'UTC'\n", "omnibus-config"),
+    ("lib/gitlab.rb", "module Gitlab\n  def self.config\n    Settings['x']\n  end\nend\n", None),
+    ("config/gitlab.yml", "production: &base\n  gitlab:\n    host: x\n", "gitlab-yml"),
+    ("config/gitlab.yml.example", "production: &base\n  gitlab:\n    host: x\n", "gitlab-yml"),
+    ("tools/gitlab.yml", "token: x\nprojects: [a]\n", None),
+    ("config/database.yml.postgresql", "production:\n  main:\n    database: gitlabhq_production\n", "database-yml"),
+    ("rails-app/config/database.yml", "production:\n  adapter: postgresql\n  database: shop\n", None),
+    ("runner/config.toml", "concurrent = 1\n[[runners]]\n  name = 'x'\n", "runner-config"),
+    ("site/config.toml", "baseURL = 'https://example.org'\n[params]\n", None),
+    ("registry/config.yml", "version: 0.1\nstorage:\n  s3: {}\nhttp:\n  addr: :5000\n", "registry-config"),
+    ("app/config.yml", "storage: local\nname: x\n", None),
+    ("deploy/gitlab-runner/values.yaml", "gitlabUrl: https://x\n", "helm-values"),
+    ("deploy/runner-values.prod.yml", "gitlabUrl: https://x\n", "helm-values"),
+    ("docker-compose.override.yml", "services: {}\n", "compose"),
+    ("compose.yaml", "services: {}\n", "compose"),
+    ("docker/Dockerfile.runner", "FROM alpine\n", "dockerfile"),
+    ("Containerfile", "FROM alpine\n", "dockerfile"),
+    ("docker/runner.env", "A=1\n", "env-file"),
+    (".env.production", "A=1\n", "env-file"),
+    (".envrc", "export A=1\n", None),
+    ("k8s/secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n", "k8s-manifest"),
+    (
+        "chart/templates/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
+        None,
+    ),
+    ("notes.yaml", "title: not a manifest\n", None),
+]
+
+
+@pytest.mark.parametrize(("rel", "text", "kind"), CASES, ids=[c[0] for c in CASES])
+def test_claims(tmp_path: Path, rel: str, text: str, kind: str | None) -> None:
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    found = claiming_kind(path)
+    assert (found.name if found else None) == kind
+
+
+def test_a_database_yml_beside_gitlab_yml_is_gitlabs(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "gitlab.yml").write_text("production:\n  gitlab: {}\n")
+    path = tmp_path / "config" / "database.yml"
+    path.write_text("production:\n  main:\n    adapter: postgresql\n")
+    found = claiming_kind(path)
+    assert found is not None and found.name == "database-yml"
