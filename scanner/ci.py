@@ -93,8 +93,15 @@ def jobs(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
                 yield (index, name), body
 
 
-def variable_blocks(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
-    """Every place a variable is set: global, per job, and include `inputs:`."""
+def variable_blocks(doc: Document) -> list[tuple[Route, dict[str, Any]]]:
+    """Every place a variable is set: global, per job, and include `inputs:` (computed once per document)."""
+    cached = doc.memo.get("variable_blocks")
+    if cached is None:
+        cached = doc.memo["variable_blocks"] = list(_variable_blocks(doc))
+    return cached
+
+
+def _variable_blocks(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
     seen: set[int] = set()
     for index, root in enumerate(doc.data.roots):
         if isinstance(root, dict) and isinstance(root.get("variables"), dict):

@@ -30,6 +30,7 @@ class Document:
     text: str
     data: Tree
     _lines: list[str] | None = field(default=None, repr=False)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # derived views, computed once
 
     @property
     def lines(self) -> list[str]:

@@ -59,6 +59,7 @@ class PolicyIndex:
         self.api = ApiIndex()  # REST and GraphQL policies (scanner.api)
         self.settings: list[tuple[Policy, Matcher]] = []  # evaluated by scanner.settings.checks
         words: set[str] = set()
+        api_words: set[str] = set()
         for p, m in ((policy, leaf) for policy in policies for leaf in leaves(policy.matcher)):
             if isinstance(m, TemplateIncludeMatcher):
                 for name in m.templates:
@@ -80,11 +81,29 @@ class PolicyIndex:
                 words.update(("CI_JOB_TOKEN", "gitlab-ci-token"))
             elif isinstance(m, (RestApiMatcher, GraphqlMatcher)):
                 self.api.add(p, m)
-                words.update(API_WORDS)
+                api_words.update(API_WORDS)
             else:
                 self.settings.append((p, m))
-        alternatives = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
-        self.prefilter = re.compile(alternatives) if alternatives else None
+        self.prefilter = _alternation(words)
+        # API words (curl, jq, …) are common; they only matter in a document that names GitLab's API
+        self.prefilter_api = _alternation(words | api_words)
+
+    def script_filter(self, doc: Document) -> re.Pattern[str] | None:
+        """The prefilter for this document's script items: with the API words only where it can call the API."""
+        return self.prefilter_api if self.api and api_possible(doc) else self.prefilter
+
+
+def _alternation(words: set[str]) -> re.Pattern[str] | None:
+    alternatives = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+    return re.compile(alternatives) if alternatives else None
+
+
+_API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab")
+
+
+def api_possible(doc: Document) -> bool:
+    """A shell call is only recognised as GitLab's API through one of these words in the same file."""
+    return _API_ANCHORS.search(doc.text) is not None
 
 
 def evaluate_tree(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
@@ -169,19 +188,21 @@ def _route_of(path: Any) -> tuple[Any, ...]:
 
 
 def _scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
-    if index.prefilter is None:
+    prefilter = index.script_filter(doc)
+    if prefilter is None:
         return
     items = [
         (item, map_lines(item.text, doc.span(item.route, "value"), doc.lines))
         for item in ci.scripts(doc)
-        if index.prefilter.search(item.text)
+        if prefilter.search(item.text)
     ]
     yield from script_hits(index, doc, items)
 
 
 def evaluate_shell(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     """A shell script file: one script, its lines at their own positions."""
-    if index.prefilter is None or not index.prefilter.search(doc.text):
+    prefilter = index.script_filter(doc)
+    if prefilter is None or not prefilter.search(doc.text):
         return
     script = ScriptText(doc.text, tuple((n, 1) for n in range(1, doc.text.count("\n") + 2)))
     yield from script_hits(index, doc, [(ci.ScriptItem(doc.text, (0,), (0,)), script)])
@@ -204,7 +225,7 @@ def script_hits(
         for policy in index.reach:
             for words, item in cmds:
                 yield from _script_reach(doc, policy, words, item.route)
-        if index.api:
+        if index.api and api_possible(doc):
             for route, use in job_uses(doc, cmds, texts):
                 for h in index.api.hits(use):
                     yield Hit(h.policy, route, "value", h.matched, h.span)
