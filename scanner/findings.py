@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from scanner.document import Document
-from scanner.match import Hit
+from scanner.hits import Hit
 from scanner.model import Finding, InputError, Location, Report
 from scanner.suppress import Suppressions
 from scanner.versions import Version, severity_for

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from scanner.api import kinds as api
 from scanner.document import Document
-from scanner.match import Hit, PolicyIndex, evaluate_ci, evaluate_shell
+from scanner.hits import Hit
+from scanner.match import PolicyIndex, evaluate_ci, evaluate_shell
 from scanner.policy import KIND_NAMES
 from scanner.settings import kinds as settings
 from scanner.shell import is_shell_script, parse_script

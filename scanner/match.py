@@ -10,9 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 from jsonpath_ng.jsonpath import Child, Fields, Index
 
@@ -20,6 +18,7 @@ from scanner import ci
 from scanner.api.index import API_WORDS, ApiIndex
 from scanner.api.shellflow import job_uses
 from scanner.document import Document, Part
+from scanner.hits import Hit
 from scanner.matchers import (
     CiVariableMatcher,
     CommandMatcher,
@@ -34,18 +33,9 @@ from scanner.matchers import (
 )
 from scanner.model import Route
 from scanner.policy import Policy
+from scanner.reach import script_reach, structural_reach
 from scanner.settings.matchkinds import leaves
 from scanner.shell import ScriptText, Token, command_program, commands, comment_start, map_lines
-from scanner.tree import Span
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    policy: Policy
-    route: Route
-    part: Part
-    matched: str
-    span: Span | None = None  # an exact span inside a scalar (script tokens)
 
 
 class PolicyIndex:
@@ -117,7 +107,7 @@ def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from _jsonpaths(index, doc)
     yield from _scripts(index, doc)
     if index.reach:
-        yield from _structural_reach(index, doc)
+        yield from structural_reach(index.reach, doc)
 
 
 def _templates(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
@@ -224,7 +214,7 @@ def script_hits(
             yield from _command_hits(doc, policy, matcher, job, cmds)
         for policy in index.reach:
             for words, item in cmds:
-                yield from _script_reach(doc, policy, words, item.route)
+                yield from script_reach(doc, policy, words, item.route)
         if index.api and api_possible(doc):
             for route, use in job_uses(doc, cmds, texts):
                 for h in index.api.hits(use):
@@ -294,40 +284,3 @@ def command_hits(
     for job, cmds in per_job.items():
         for policy, matcher in index.commands:
             yield from _command_hits(doc, policy, matcher, job, cmds)
-
-
-_CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")
-_API = re.compile(r"(?:/api/v4|\$\{?CI_API_V4_URL\}?)/projects/(?P<p>[^/\s?#]+)")
-_SAME = re.compile(r"^\$\{?CI_PROJECT_(?:ID|PATH)\}?$")
-_TOKEN_USE = re.compile(r"(?:JOB-TOKEN:\s*|job_token=|token=|gitlab-ci-token:)\$\{?CI_JOB_TOKEN")
-
-
-def _script_reach(doc: Document, policy: Policy, words: list[Token], route: Route) -> Iterator[Hit]:
-    if not any(_TOKEN_USE.search(w.text) for w in words):
-        return
-    for w in words:
-        m = _CLONE.search(w.text) or _API.search(w.text)
-        if m is None:
-            continue
-        project = unquote(m.group("p"))
-        if _SAME.match(m.group("p")) or _SAME.match(project):
-            continue
-        quoted = doc.line_text(w.line)[w.column - 1 : w.column] in "'\""
-        col = w.column + m.start("p") + (1 if quoted else 0)
-        yield Hit(policy, route, "value", project, (w.line, col, w.line, col + len(m.group("p"))))
-
-
-def _structural_reach(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
-    """`needs: [{project: ...}]` downloads artifacts with the job token.
-
-    A multi-project `trigger:` is not reported: GitLab creates the downstream pipeline with
-    the triggering user's permissions, not through the job token allowlist.
-    """
-    for route, body in ci.jobs(doc):
-        needs = body.get("needs")
-        if isinstance(needs, list):
-            for i, need in enumerate(needs):
-                project = need.get("project") if isinstance(need, dict) else None
-                if isinstance(project, str) and not _SAME.match(project):
-                    for policy in index.reach:
-                        yield Hit(policy, route + ("needs", i, "project"), "value", project)

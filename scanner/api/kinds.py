@@ -15,7 +15,8 @@ from scanner.document import Document
 from scanner.tree import ParseError, Tree
 
 if TYPE_CHECKING:
-    from scanner.match import Hit, PolicyIndex
+    from scanner.hits import Hit
+    from scanner.match import PolicyIndex
 
 PY_SUFFIXES = (".py",)
 GRAPHQL_SUFFIXES = (".graphql", ".gql")
@@ -74,7 +75,7 @@ def parse_text(text: str) -> Tree:
 
 
 def _hits(index: PolicyIndex, uses: list[RestCall | GraphqlText], strict: bool = False) -> Iterator[Hit]:
-    from scanner.match import Hit
+    from scanner.hits import Hit
 
     for use in uses:
         for h in index.api.hits(use, strict):

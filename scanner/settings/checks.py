@@ -18,7 +18,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from scanner.document import Document
-from scanner.match import Hit, PolicyIndex, _route_of, command_hits, evaluate_tree, variable_test
+from scanner.hits import Hit
+from scanner.match import PolicyIndex, _route_of, command_hits, evaluate_tree, variable_test
 from scanner.matchers import CommandMatcher
 from scanner.policy import Policy
 from scanner.settings.matchkinds import ImplicitDefaultMatcher, RequiredKeysMatcher, SecretFileMatcher
