@@ -187,7 +187,7 @@ class CommandMatcher:
 
 @dataclass(frozen=True, slots=True)
 class JobTokenReachMatcher:
-    pass
+    """No parameters: the projects a job reaches are found by fixed logic (`scanner.reach`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,7 +107,8 @@ def _jq(words: Sequence[Token]) -> tuple[Token, list[str], str | None] | None:
         elif t in ("--args", "--jsonargs") and filt is not None:
             break
         elif t.startswith("-") and len(t) > 1 and filt is None:
-            pass
+            k += 1  # an option without a value (`-r`, `-e`)
+            continue
         elif filt is None:
             filt = words[k]
         else:
