@@ -24,8 +24,6 @@ from scanner.tree import ParseError
 from scanner.versions import RELEASE_RE
 from scanner.yamldoc import load_yaml
 
-CONFIG_NAME = ".sunset.yml"
-
 
 class ConfigError(Exception):
     """A `.sunset.yml` that cannot be used; the message is `file:line: problem`."""
@@ -85,16 +83,6 @@ def load_config(path: Path) -> LoadedConfig:
         line = LoadedConfig(Config(), path, lines).line_of(*loc)
         field_name = ".".join(str(p) for p in loc)
         raise ConfigError(f"{path}:{line}: {field_name}: {err['msg']}") from None
-
-
-def find_config(explicit: str | None, base: Path) -> Path | None:
-    """`--config FILE`, else `.sunset.yml` in the current directory, else in the scanned directory."""
-    if explicit:
-        return Path(explicit)
-    for folder in (Path.cwd(), base):
-        if (folder / CONFIG_NAME).is_file():
-            return folder / CONFIG_NAME
-    return None
 
 
 def check_policy_ids(loaded: LoadedConfig, known: set[str]) -> None:

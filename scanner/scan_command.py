@@ -11,14 +11,17 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scanner.config import ConfigError, LoadedConfig, check_policy_ids, find_config, load_config
 from scanner.discover import scan_base
 from scanner.engine import ScanOptions, scan
 from scanner.exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from scanner.model import Report
 from scanner.policy import Policy, PolicyLoadError, load_policies
 from scanner.versions import SEVERITY_RANK, Version
+
+if TYPE_CHECKING:
+    from scanner.config import LoadedConfig
 
 BASELINE_VERSION = 1
 
@@ -65,6 +68,30 @@ def write_baseline(path: Path, report: Report) -> None:
     path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": items}, indent=2) + "\n", encoding="utf-8")
 
 
+CONFIG_NAME = ".sunset.yml"
+
+
+def find_config(explicit: str | None, base: Path) -> Path | None:
+    """`--config FILE`, else `.sunset.yml` in the current directory, else in the scanned directory."""
+    if explicit:
+        return Path(explicit)
+    for folder in (Path.cwd(), base):
+        if (folder / CONFIG_NAME).is_file():
+            return folder / CONFIG_NAME
+    return None
+
+
+def _read_config(path: Path, policies: list[Policy]) -> LoadedConfig:
+    from scanner.config import ConfigError, check_policy_ids, load_config  # only when there is one
+
+    try:
+        loaded = load_config(path)
+        check_policy_ids(loaded, {p.id for p in policies})
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return loaded
+
+
 def _select(policies: list[Policy], loaded: LoadedConfig | None) -> list[Policy]:
     if loaded is None:
         return policies
@@ -79,11 +106,7 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
     loaded: LoadedConfig | None = None
     config_path = find_config(args.config, scan_base(paths))
     if config_path is not None:
-        try:
-            loaded = load_config(config_path)
-            check_policy_ids(loaded, {p.id for p in policies})
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
+        loaded = _read_config(config_path, policies)
     cfg = loaded.config if loaded else None
     try:
         target = Version.parse(args.target or (cfg and cfg.target) or default_target(policies))
