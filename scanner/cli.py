@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from scanner import __version__, comment
+from scanner import __version__, comment, fix_command
 from scanner.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--check", action="store_true", help="exit 1 if the docs are stale, write nothing")
     pol.set_defaults(func=_cmd_policies)
     comment.configure(sub)  # argparse only; python-gitlab loads when `sunset comment` runs
+    fix_command.configure(sub)  # argparse only; scanner.fix loads when `sunset fix` runs
     return parser
 
 

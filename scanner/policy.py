@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from scanner.fix.specs import FixSpec
 from scanner.matchers import MATCHER_SPECS, Matcher, build_matcher
 from scanner.versions import RELEASE_RE, Version
 from scanner.yamldoc import YamlError, load_yaml
@@ -76,6 +77,8 @@ class PolicyModel(_Strict):
     applies_to: tuple[str, ...] = Field(min_length=1)
     match: dict[str, Any]
     example: Example
+    # What `sunset fix` may rewrite (scanner.fix.specs): one mapping or a list of them.
+    fix: tuple[FixSpec, ...] = ()
 
     @field_validator("applies_to")
     @classmethod
@@ -84,6 +87,11 @@ class PolicyModel(_Strict):
         if unknown:
             raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
         return value
+
+    @field_validator("fix", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
 
     @field_validator("match")
     @classmethod

@@ -1,0 +1,3 @@
+external_url 'https://gitlab.example.com'
+sidekiq['enable'] = true
+sidekiq['concurrency'] = 25

@@ -1,0 +1,5 @@
+import gitlab
+
+gl = gitlab.Gitlab.from_config()
+result = gl.projects.get(1).ci_lint.get(dry_run=True, ref="main")
+print(result.valid)

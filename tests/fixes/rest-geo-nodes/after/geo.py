@@ -1,0 +1,8 @@
+import os
+
+import requests
+
+API = os.environ["CI_API_V4_URL"]
+
+for site in requests.get(f"{API}/geo_sites", headers={"PRIVATE-TOKEN": os.environ["GEO_TOKEN"]}).json():
+    print(site["name"])

@@ -1,0 +1,9 @@
+import os
+
+import requests
+
+API = os.environ["CI_API_V4_URL"]
+
+resp = requests.get(f"{API}/runners", params={"status": "paused", "type": "project_type"})
+for runner in resp.json():
+    print(runner["id"])
