@@ -73,7 +73,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
         match = [p for p in policies if p.id == args.id]
         if not match:
             raise UsageError(f"no policy {args.id!r}; see `sunset policies list`")
-        sys.stdout.write(docs.policy_markdown(match[0]))
+        sys.stdout.write(docs.policy_page(match[0]))
         return EXIT_OK
     out = Path(args.out)
     if args.check:
