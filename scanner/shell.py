@@ -37,9 +37,14 @@ class ScriptText:
 
     text: str
     line_starts: tuple[Pos, ...]
+    # In a one-line quoted scalar, where an escape (`''`, `\"`, `\x41`) is longer in the source
+    # than in the value: (offset in the value, extra source characters).
+    escapes: tuple[tuple[int, int], ...] = ()
 
     def position(self, line_index: int, offset: int) -> Pos:
         line, col = self.line_starts[min(line_index, len(self.line_starts) - 1)]
+        if self.escapes and line_index == 0:
+            col += sum(extra for at, extra in self.escapes if at < offset)
         return line, col + offset
 
     def lines(self) -> Iterator[tuple[str, Pos]]:
@@ -50,7 +55,10 @@ class ScriptText:
 def map_lines(text: str, span: Span, source: list[str]) -> ScriptText:
     """Find where each line of a scalar's value was written, within the scalar's own span."""
     start_line, start_col, end_line, _ = span
-    fallback = (start_line, start_col + (1 if source[start_line - 1][start_col - 1 : start_col] in "'\"" else 0))
+    quote = source[start_line - 1][start_col - 1 : start_col] if start_line <= len(source) else ""
+    if quote in ("'", '"') and start_line == end_line and "\n" not in text:
+        return ScriptText(text, ((start_line, start_col + 1),), _escapes(source[start_line - 1], start_col, quote))
+    fallback = (start_line, start_col + (1 if quote in ("'", '"') else 0))
     starts: list[Pos] = []
     cursor, first_col = start_line, start_col - 1
     for content in text.split("\n"):
@@ -65,6 +73,30 @@ def map_lines(text: str, span: Span, source: list[str]) -> ScriptText:
                     break
         starts.append(found or fallback)
     return ScriptText(text, tuple(starts))
+
+
+_ESCAPE_LENGTH = {"x": 4, "u": 6, "U": 10}
+
+
+def _escapes(line: str, start: int, quote: str) -> tuple[tuple[int, int], ...]:
+    """Escapes in a one-line quoted scalar whose content starts at index `start` of `line`."""
+    out: list[tuple[int, int]] = []
+    i, k = start, 0
+    while i < len(line):
+        ch = line[i]
+        if ch == quote and not (quote == "'" and line[i + 1 : i + 2] == "'"):
+            break  # the closing quote
+        if quote == "'" and ch == "'":
+            out.append((k, 1))  # `''` is one quote
+            i += 2
+        elif quote == '"' and ch == "\\":
+            length = _ESCAPE_LENGTH.get(line[i + 1 : i + 2], 2)
+            out.append((k, length - 1))
+            i += length
+        else:
+            i += 1
+        k += 1
+    return tuple(out)
 
 
 _SEPARATORS = (";", "&&", "||", "|", "&")

@@ -253,3 +253,15 @@ def test_value_test_on_a_list_checks_each_item(tmp_path: Path, test_policies: li
         ),
     )
     assert where(report) == {("t-extends", ".gitlab-ci.yml", 2, 3), ("t-extends", ".gitlab-ci.yml", 5, 20)}
+
+
+def test_columns_inside_quoted_scalars_with_escapes(tmp_path: Path, test_policies: list[Policy]) -> None:
+    report = run_ci(
+        tmp_path,
+        test_policies,
+        "j:\n"
+        "  script:\n"
+        "    - 'echo ''quoted'' $OLD_REF'\n"
+        '    - "echo \\"quoted\\" \\x41 $OLD_REF"\n',
+    )
+    assert where(report) == {("t-reference", ".gitlab-ci.yml", 3, 24), ("t-reference", ".gitlab-ci.yml", 4, 29)}
