@@ -29,9 +29,10 @@ from scanner.discover import (
 )
 from scanner.document import Document
 from scanner.findings import FindingRules, Recorder
+from scanner.hits import Hit
 from scanner.kinds import KINDS, Kind, claiming_kind
 from scanner.match import PolicyIndex
-from scanner.model import IncludeRecord, InputError, Report
+from scanner.model import Finding, IncludeRecord, InputError, Report
 from scanner.policy import Policy
 from scanner.tree import ParseError
 from scanner.versions import Version
@@ -68,6 +69,7 @@ class Scan:
     policies: list[Policy]
     options: ScanOptions
     base: Path
+    observer: Callable[[Finding, Hit, Document], None] | None = None  # see `Recorder.observer`
     report: Report = field(init=False)
     indexes: dict[str, PolicyIndex] = field(init=False)
     recorder: Recorder = field(init=False)
@@ -78,7 +80,7 @@ class Scan:
         self.report = Report(target=str(self.options.target))
         o = self.options
         rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
-        self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies))
+        self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = re.compile("|".join(glob_regex(g) for g in o.exclude)) if o.exclude else None
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.data.applies_to]) for name in KINDS

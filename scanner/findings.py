@@ -7,7 +7,7 @@ malformed suppression comment is an input error on its line.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -40,6 +40,8 @@ class Recorder:
     rules: FindingRules
     policy_ids: frozenset[str]
     located: set[tuple[str, str, int, int]] = field(default_factory=set)
+    # told of every reported finding with the hit and document behind it (`sunset fix` keeps them)
+    observer: Callable[[Finding, Hit, Document], None] | None = None
 
     def record(self, doc: Document, hits: Iterable[Hit]) -> None:
         suppressions = Suppressions.scan(doc.text, self.policy_ids)
@@ -65,7 +67,10 @@ class Recorder:
             if print_ in self.rules.baseline:
                 self.report.baselined += 1
                 continue
-            self.report.findings.append(self.finding(hit, loc, print_, note))
+            found = self.finding(hit, loc, print_, note)
+            self.report.findings.append(found)
+            if self.observer is not None:
+                self.observer(found, hit, doc)
 
     def finding(self, hit: Hit, loc: Location, print_: str, note: str) -> Finding:
         p = hit.policy
