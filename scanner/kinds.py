@@ -8,19 +8,43 @@ claims nothing by itself.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from scanner.api import kinds as api
+from scanner.api import detect as api
 from scanner.document import Document
 from scanner.hits import Hit
 from scanner.match import PolicyIndex, evaluate_ci, evaluate_shell
 from scanner.policy import KIND_NAMES
-from scanner.settings import kinds as settings
+from scanner.settings import detect as settings
 from scanner.shell import is_shell_script, parse_script
 from scanner.tree import Tree
 from scanner.yamldoc import load_yaml
+
+
+class _Lazy:
+    """A function imported on its first call, so the parsers of kinds a scan never meets cost
+    nothing at start-up (`sunset scan` of one CI file stays fast)."""
+
+    __slots__ = ("ref", "_fn")
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        self._fn: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        if self._fn is None:
+            module, name = self.ref.split(":")
+            self._fn = getattr(importlib.import_module(module), name)
+        return self._fn(*args)
+
+
+_API = "scanner.api.kinds:"
+_SET = "scanner.settings.kinds:"
+_SETTINGS_EVAL = _Lazy(_SET + "evaluate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,21 +58,25 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "gitlab-ci": Kind("gitlab-ci", load_yaml, evaluate_ci),
     "shell-script": Kind("shell-script", parse_script, evaluate_shell, is_shell_script),
-    "python-source": Kind("python-source", api.parse_python, api.evaluate_python, api.is_python),
-    "graphql": Kind("graphql", api.parse_graphql, api.evaluate_graphql, api.is_graphql),
-    "js-source": Kind("js-source", api.parse_text, api.evaluate_js, api.is_js),
-    "terraform": Kind("terraform", api.parse_text, api.evaluate_terraform, api.is_terraform),
+    "python-source": Kind(
+        "python-source", _Lazy(_API + "parse_python"), _Lazy(_API + "evaluate_python"), api.is_python
+    ),
+    "graphql": Kind("graphql", _Lazy(_API + "parse_graphql"), _Lazy(_API + "evaluate_graphql"), api.is_graphql),
+    "js-source": Kind("js-source", _Lazy(_API + "parse_text"), _Lazy(_API + "evaluate_js"), api.is_js),
+    "terraform": Kind("terraform", _Lazy(_API + "parse_text"), _Lazy(_API + "evaluate_terraform"), api.is_terraform),
     # Instance, runner, registry and agent settings (scanner.settings; docs/settings.md)
-    "omnibus-config": Kind("omnibus-config", settings.parse_gitlab_rb, settings.evaluate, settings.is_gitlab_rb),
-    "gitlab-yml": Kind("gitlab-yml", settings.parse_yaml, settings.evaluate, settings.is_gitlab_yml),
-    "database-yml": Kind("database-yml", settings.parse_database_yml, settings.evaluate, settings.is_database_yml),
-    "runner-config": Kind("runner-config", settings.parse_toml, settings.evaluate, settings.is_runner_config),
-    "registry-config": Kind("registry-config", settings.parse_yaml, settings.evaluate, settings.is_registry_config),
-    "helm-values": Kind("helm-values", settings.parse_helm_values, settings.evaluate, settings.is_helm_values),
-    "compose": Kind("compose", settings.parse_yaml, settings.evaluate, settings.is_compose),
-    "dockerfile": Kind("dockerfile", settings.parse_dockerfile, settings.evaluate, settings.is_dockerfile),
-    "env-file": Kind("env-file", settings.parse_env_file, settings.evaluate, settings.is_env_file),
-    "k8s-manifest": Kind("k8s-manifest", settings.parse_yaml, settings.evaluate, settings.is_k8s_manifest),
+    "omnibus-config": Kind("omnibus-config", _Lazy(_SET + "parse_gitlab_rb"), _SETTINGS_EVAL, settings.is_gitlab_rb),
+    "gitlab-yml": Kind("gitlab-yml", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_gitlab_yml),
+    "database-yml": Kind("database-yml", _Lazy(_SET + "parse_database_yml"), _SETTINGS_EVAL, settings.is_database_yml),
+    "runner-config": Kind("runner-config", _Lazy(_SET + "parse_toml"), _SETTINGS_EVAL, settings.is_runner_config),
+    "registry-config": Kind(
+        "registry-config", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_registry_config
+    ),
+    "helm-values": Kind("helm-values", _Lazy(_SET + "parse_helm_values"), _SETTINGS_EVAL, settings.is_helm_values),
+    "compose": Kind("compose", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_compose),
+    "dockerfile": Kind("dockerfile", _Lazy(_SET + "parse_dockerfile"), _SETTINGS_EVAL, settings.is_dockerfile),
+    "env-file": Kind("env-file", _Lazy(_SET + "parse_env_file"), _SETTINGS_EVAL, settings.is_env_file),
+    "k8s-manifest": Kind("k8s-manifest", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_k8s_manifest),
 }
 
 if tuple(KINDS) != KIND_NAMES:  # pragma: no cover - a developer error, caught by any test run

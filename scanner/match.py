@@ -16,7 +16,6 @@ from jsonpath_ng.jsonpath import Child, Fields, Index
 
 from scanner import ci
 from scanner.api.index import API_WORDS, ApiIndex
-from scanner.api.shellflow import job_uses
 from scanner.document import Document, Part
 from scanner.hits import Hit
 from scanner.matchers import (
@@ -216,6 +215,8 @@ def script_hits(
             for words, item in cmds:
                 yield from script_reach(doc, policy, words, item.route)
         if index.api and api_possible(doc):
+            from scanner.api.shellflow import job_uses  # only where a script can call the API
+
             for route, use in job_uses(doc, cmds, texts):
                 for h in index.api.hits(use):
                     yield Hit(h.policy, route, "value", h.matched, h.span)

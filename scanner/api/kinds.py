@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scanner.api import jssource, pysource, terraform
@@ -18,38 +17,8 @@ if TYPE_CHECKING:
     from scanner.hits import Hit
     from scanner.match import PolicyIndex
 
-PY_SUFFIXES = (".py",)
-GRAPHQL_SUFFIXES = (".graphql", ".gql")
-JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
-TF_SUFFIXES = (".tf",)
-
-
 def _text_tree(text: str) -> Tree:
     return Tree(roots=[text], root_spans=[(1, 1, text.count("\n") + 1, 1)])
-
-
-def _not_empty(path: Path) -> bool:
-    """An empty source file (`__init__.py`) is normal, not an input error: leave it alone."""
-    try:
-        return path.stat().st_size > 0
-    except OSError:
-        return True  # the read reports the problem
-
-
-def is_python(path: Path) -> bool:
-    return path.suffix in PY_SUFFIXES and _not_empty(path)
-
-
-def is_graphql(path: Path) -> bool:
-    return path.suffix in GRAPHQL_SUFFIXES and _not_empty(path)
-
-
-def is_js(path: Path) -> bool:
-    return path.suffix in JS_SUFFIXES and not path.name.endswith((".min.js", ".d.ts")) and _not_empty(path)
-
-
-def is_terraform(path: Path) -> bool:
-    return path.suffix in TF_SUFFIXES and _not_empty(path)
 
 
 def parse_python(text: str) -> Tree:
