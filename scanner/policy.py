@@ -146,18 +146,17 @@ def _load_one(path: Path) -> Policy:
     stem = path.stem
     if not ID_RE.match(stem):
         raise PolicyLoadError(f"{path}:1: id: file stem {stem!r} is not a lowercase-dashed policy id")
-    lines = doc.key_lines(0)
     try:
         model = PolicyModel.model_validate(root)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
         field = ".".join(str(p) for p in loc) or "(top)"
-        raise PolicyLoadError(f"{path}:{_line_of(lines, loc)}: {field}: {err['msg']}") from None
+        raise PolicyLoadError(f"{path}:{_line_of(doc.key_lines(0), loc)}: {field}: {err['msg']}") from None
     try:
         matcher = build_matcher(model.match)
     except ValueError as exc:
-        line = _line_of(lines, ("match",))
+        line = _line_of(doc.key_lines(0), ("match",))  # positions only when reporting a problem
         raise PolicyLoadError(f"{path}:{line}: match: {exc}") from None
     return Policy(id=stem, source=path, data=model, matcher=matcher)
 
