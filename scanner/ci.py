@@ -7,9 +7,9 @@ merge keys are visited once (by identity), at the place they are written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from scanner.document import Document
 from scanner.model import Route
@@ -21,6 +21,7 @@ GLOBAL_KEYWORDS = frozenset(
      "before_script", "after_script", "spec", "types"}
 )
 SCRIPT_KEYS = ("before_script", "script", "after_script")
+T = TypeVar("T")
 INCLUDE_KINDS = ("local", "template", "project", "remote", "component", "artifact")
 
 
@@ -63,9 +64,21 @@ def _entries(value: Any, route: Route, child: bool = False) -> Iterator[IncludeE
     yield IncludeEntry(kind, str(value[kind]), route + (kind,), inputs, child=child)
 
 
-def include_entries(doc: Document) -> Iterator[IncludeEntry]:
+def _memo(doc: Document, name: str, make: Callable[[Document], Iterator[T]]) -> list[T]:
+    """A derived view of a document, computed once however many policies ask for it."""
+    cached: list[T] | None = doc.memo.get(name)
+    if cached is None:
+        cached = doc.memo[name] = list(make(doc))
+    return cached
+
+
+def include_entries(doc: Document) -> list[IncludeEntry]:
     """Every `include:` entry of every YAML document in the file, then each job's
     `trigger: include:` (the configuration of a child pipeline), in order."""
+    return _memo(doc, "include_entries", _include_entries)
+
+
+def _include_entries(doc: Document) -> Iterator[IncludeEntry]:
     places: list[tuple[Route, Any, bool]] = [
         ((index, "include"), root["include"], False)
         for index, root in enumerate(doc.data.roots)
@@ -83,8 +96,12 @@ def include_entries(doc: Document) -> Iterator[IncludeEntry]:
             yield from _entries(value, route, child)
 
 
-def jobs(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
+def jobs(doc: Document) -> list[tuple[Route, dict[str, Any]]]:
     """Jobs and hidden jobs (`.name`), plus `default:`; anything mapping-valued at the top."""
+    return _memo(doc, "jobs", _jobs)
+
+
+def _jobs(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
     for index, root in enumerate(doc.data.roots):
         if not isinstance(root, dict) or "spec" in root and len(root) == 1:
             continue
@@ -95,10 +112,7 @@ def jobs(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
 
 def variable_blocks(doc: Document) -> list[tuple[Route, dict[str, Any]]]:
     """Every place a variable is set: global, per job, and include `inputs:` (computed once per document)."""
-    cached = doc.memo.get("variable_blocks")
-    if cached is None:
-        cached = doc.memo["variable_blocks"] = list(_variable_blocks(doc))
-    return cached
+    return _memo(doc, "variable_blocks", _variable_blocks)
 
 
 def _variable_blocks(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
