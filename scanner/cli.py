@@ -13,6 +13,7 @@ from typing import TextIO
 
 from scanner import __version__, comment, fix_command
 from scanner.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from streams.cli import register as register_stream
 
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     pol.set_defaults(func=_cmd_policies)
     comment.configure(sub)  # argparse only; python-gitlab loads when `sunset comment` runs
     fix_command.configure(sub)  # argparse only; scanner.fix loads when `sunset fix` runs
+    register_stream(sub)  # streams.cli imports only argparse; the commands import Faust when they run
     return parser
 
 

@@ -1,0 +1,194 @@
+"""Benchmark `sunset stream`: the offline replay, and the worker against the raw consume rate.
+
+Run by hand (never part of the test suite):
+
+    .venv/bin/python bench/stream_bench.py                 # embedded Tansu broker, 200k events
+    .venv/bin/python bench/stream_bench.py --events 500000 --broker kafka://host:9092
+
+One run generates a deterministic synthetic stream (`stream_events.py`) and measures, on the
+same events and in the same run:
+
+* replay     — `replay_file` in-process over the JSONL file (best of --repeat);
+* raw        — aiokafka consuming the input topic from the beginning, no processing: the floor;
+* worker     — a `sunset stream worker` process (dev profile on Tansu) consuming the same topic
+               with state, until every stage has processed everything: events/s from its first
+               progress to done, and from process start (start-up, group join, recovery) to done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from stream_events import generate
+
+from streams.broker import EmbeddedBroker, free_port
+from streams.replay import replay_file
+from streams.settings import DetectorSettings, load_settings
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--seed", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=3, help="replay runs; the best is kept")
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--broker", help="kafka://host:port of a running broker (default: start Tansu)")
+    parser.add_argument("--no-worker", action="store_true", help="replay only")
+    return parser.parse_args()
+
+
+def write_events(path: Path, n: int, seed: int) -> int:
+    with path.open("wb") as out:
+        for event in generate(n, seed):
+            out.write(json.dumps(event).encode() + b"\n")
+    return path.stat().st_size
+
+
+def bench_replay(path: Path, repeat: int) -> tuple[float, dict[str, int]]:
+    best, stats = float("inf"), {}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        doc = replay_file(path, DetectorSettings())
+        best = min(best, time.perf_counter() - start)
+        stats = doc["stats"]
+    return best, stats
+
+
+async def produce(bootstrap: str, topic: str, lines: list[bytes], partitions: int) -> float:
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    await admin.create_topics([NewTopic(topic, partitions, 1)])
+    await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, max_batch_size=256 * 1024)
+    await producer.start()
+    start = time.perf_counter()
+    futures = [await producer.send(topic, line) for line in lines]
+    await asyncio.gather(*futures)
+    await producer.stop()
+    return time.perf_counter() - start
+
+
+async def raw_consume(bootstrap: str, topic: str, n: int) -> float:
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                enable_auto_commit=False, group_id=None, max_partition_fetch_bytes=8 * 1024 * 1024)
+    await consumer.start()
+    start, got = time.perf_counter(), 0
+    while got < n:
+        batches = await consumer.getmany(timeout_ms=1000, max_records=20_000)
+        got += sum(len(messages) for messages in batches.values())
+    elapsed = time.perf_counter() - start
+    await consumer.stop()
+    return elapsed
+
+
+def metrics(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
+
+
+def done(m: dict[str, float], n: int, prefix: str) -> bool:
+    forwarded_p = m.get(f'sunset_stream_forwarded_total{{topic="{prefix}-by-project"}}', 0)
+    forwarded_a = m.get(f'sunset_stream_forwarded_total{{topic="{prefix}-by-actor"}}', 0)
+    return (m.get('sunset_stream_messages_total{stage="route"}', 0) >= n
+            and m.get('sunset_stream_events_total{stage="projects"}', 0) >= forwarded_p
+            and m.get('sunset_stream_events_total{stage="actors"}', 0) >= forwarded_a)
+
+
+def bench_worker(broker: str, topic: str, n: int, partitions: int, data_dir: Path) -> dict[str, float]:
+    port, app_id = free_port(), f"bench-{os.getpid()}"
+    env = {**os.environ, "SUNSET_BROKER": broker, "SUNSET_INPUT_TOPIC": topic, "SUNSET_APP_ID": app_id,
+           "SUNSET_PARTITIONS": str(partitions), "SUNSET_FINDINGS_TOPIC": f"{app_id}-findings",
+           "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead"}
+    command = [sys.executable, "-m", "scanner.cli", "stream", "worker", "--profile", "dev",
+               "--web-port", str(port), "--data-dir", str(data_dir)]
+    launched = time.perf_counter()
+    worker = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = None
+    try:
+        while True:
+            if worker.poll() is not None:
+                raise RuntimeError(f"worker exited with {worker.returncode}")
+            try:
+                m = metrics(port)
+            except OSError:
+                time.sleep(0.05)
+                continue
+            if first is None and m.get('sunset_stream_messages_total{stage="route"}', 0) > 0:
+                first = time.perf_counter()
+            if done(m, n, app_id):
+                end = time.perf_counter()
+                break
+            time.sleep(0.02)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert first is not None
+    return {"processing_s": end - first, "wall_s": end - launched,
+            "changelog_writes": sum(v for k, v in m.items() if k.startswith("sunset_stream_changelog_writes_total")),
+            "findings": sum(v for k, v in m.items() if k.startswith("sunset_stream_findings_total"))}
+
+
+def main() -> int:
+    args = parse_args()
+    print(f"# sunset stream bench — {platform.python_version()}, {os.cpu_count()} CPUs, "
+          f"load {os.getloadavg()[0]:.2f}, {args.events} events, seed {args.seed}")
+    with tempfile.TemporaryDirectory(prefix="sunset-stream-bench-") as tmp:
+        path = Path(tmp) / "events.jsonl"
+        size = write_events(path, args.events, args.seed)
+        print(f"input: {size / 1e6:.1f} MB, {size / args.events:.0f} bytes/event")
+        seconds, stats = bench_replay(path, args.repeat)
+        print(f"replay: {args.events / seconds:,.0f} events/s ({seconds:.2f} s, best of {args.repeat}); stats {stats}")
+        if args.no_worker:
+            return 0
+        lines = path.read_bytes().splitlines()
+        with EmbeddedBroker(log_path=Path(tmp) / "tansu.log") if not args.broker else _External(args.broker) as b:
+            settings = load_settings("dev", broker=b.url)
+            topic = f"bench-input-{os.getpid()}"
+            produced = asyncio.run(produce(settings.kafka_bootstrap(), topic, lines, args.partitions))
+            print(f"produce (setup): {args.events / produced:,.0f} msg/s")
+            raw = asyncio.run(raw_consume(settings.kafka_bootstrap(), topic, args.events))
+            print(f"raw aiokafka consume: {args.events / raw:,.0f} msg/s ({raw:.2f} s)")
+            w = bench_worker(b.url, topic, args.events, args.partitions, Path(tmp) / "worker")
+            print(f"worker end to end: {args.events / w['processing_s']:,.0f} events/s "
+                  f"({w['processing_s']:.2f} s processing; {w['wall_s']:.2f} s from process start; "
+                  f"{w['changelog_writes']:.0f} changelog writes, {w['findings']:.0f} finding records)")
+            print(f"worker / raw: {raw / w['processing_s']:.3f}")
+    return 0
+
+
+class _External:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __enter__(self) -> _External:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The Faust application: `create_app(settings)` builds topics, tables, agents and views.
+
+    input topic ──ingest──▶ <app>-by-project (key: project path) ──projects agent──▶ findings
+          │                      ▲  (access records)                            ╲
+          │                      │                                                ▶ dead letters
+          └───────────────▶ <app>-by-actor (key: author id) ──actors agent────▶ findings
+
+`ingest` (streams.ingest) parses and routes the input with a plain aiokafka consumer — Faust's
+per-message cost would cap the worker below 10k events/s — and sends one newline-delimited
+message per stage partition per batch. Each stage topic is partitioned by its key, so one
+project's (or one user's) events meet in one worker; the tables `projects` and `actors` are
+co-partitioned with them and changelog-backed. Agents take messages in batches (`noack_take`)
+and acknowledge a batch only after its findings, forwards, dead letters and changelog records
+are handed to the producer — which Faust flushes before it commits offsets — so processing is
+at-least-once and a crash replays, never skips. An agent that fails outside the per-event guard
+crashes the worker (`CrashingSupervisor`) instead of acknowledging what it did not process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+from mode.supervisors import CrashingSupervisor
+
+from streams.handlers import ActorHandler, Outputs, ProjectHandler, Router
+from streams.ingest import run_ingest
+from streams.metrics import Metrics
+from streams.settings import StreamSettings
+from streams.web import register_views
+
+# A stage message carries up to a route batch's events for one partition (~256 KiB at most):
+# a few dozen of them make a large enough batch for one changelog write per key.
+STAGE_BATCH_MESSAGES = 64
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The topics and tables of one app."""
+
+    input: Any
+    by_project: Any
+    by_actor: Any
+    findings: Any
+    dead_letters: Any
+    projects: Any
+    actors: Any
+
+
+def _faust_config(settings: StreamSettings) -> dict[str, Any]:
+    return {
+        "broker": settings.broker,
+        "store": "memory://",
+        "datadir": str(settings.data_dir),
+        "topic_partitions": settings.partitions,
+        "topic_replication_factor": settings.replication_factor,
+        "processing_guarantee": "at_least_once",
+        "consumer_auto_offset_reset": "earliest",
+        "key_serializer": "raw",
+        "value_serializer": "raw",
+        "web_enabled": True,
+        "web_bind": settings.web_host,
+        "web_host": settings.web_host,
+        "web_port": settings.web_port,
+        "table_standby_replicas": 0 if settings.profile == "dev" else 1,
+        **settings.broker_overrides(),
+    }
+
+
+def _topology(app: faust.App, settings: StreamSettings) -> Topology:
+    def topic(name: str) -> Any:
+        return app.topic(name, partitions=settings.partitions, internal=True,
+                         key_serializer="raw", value_serializer="raw")
+
+    def table(name: str) -> Any:
+        return app.Table(name, partitions=settings.partitions)  # JSON keys and values: plain dicts
+
+    return Topology(
+        input=topic(settings.input_topic),
+        by_project=topic(f"{settings.app_id}-by-project"),
+        by_actor=topic(f"{settings.app_id}-by-actor"),
+        findings=topic(settings.findings_topic),
+        dead_letters=topic(settings.dead_letter_topic),
+        projects=table("projects"),
+        actors=table("actors"),
+    )
+
+
+def create_app(settings: StreamSettings) -> faust.App:
+    """A Faust app for these settings; nothing is created at import time."""
+    app = faust.App(settings.app_id, **_faust_config(settings))
+    topology = _topology(app, settings)
+    metrics = Metrics()
+    outputs = Outputs(topology.findings, topology.dead_letters, metrics)
+    router = Router(settings, topology.by_project, topology.by_actor, outputs)
+    projects = ProjectHandler(settings, topology.projects, outputs)
+    actors = ActorHandler(settings, topology.actors, topology.by_project, outputs)
+
+    def agent(channel: Any, name: str, handle: Any) -> None:
+        async def run(stream: Any) -> None:
+            async for events in stream.noack_take(STAGE_BATCH_MESSAGES, settings.batch_within):
+                await handle(events)
+                for event in events:
+                    await stream.ack(event)
+
+        run.__name__ = name
+        app.agent(channel, name=name, supervisor_strategy=CrashingSupervisor)(run)
+
+    agent(topology.by_project, "projects", projects.handle)
+    agent(topology.by_actor, "actors", actors.handle)
+    register_views(app, topology.projects, topology.actors, metrics)
+
+    async def ingest() -> None:
+        topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]
+        await run_ingest(app, settings, router, topics)
+
+    app.task(ingest)
+
+    return app

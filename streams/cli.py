@@ -1,0 +1,77 @@
+"""`sunset stream …`: the argument parser only.
+
+This module is imported by `sunset`'s parser on every run, so it imports nothing but argparse;
+Faust, aiokafka and aiohttp are imported by `streams.commands` when a stream command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+PROFILES = ("production", "dev")
+
+
+def _detector_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mass-download-projects", type=int, metavar="N", help="alert above N distinct projects")
+    parser.add_argument("--mass-download-window", type=float, metavar="SECONDS", help="… within this window")
+    parser.add_argument("--mass-download-allow", action="append", metavar="USER",
+                        help="user id or name never alerted (repeatable)")
+    parser.add_argument("--correlation-window", type=float, metavar="SECONDS",
+                        help="job-token login to access, at most (default 5)")
+
+
+def _broker_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--broker", help="kafka://host:port (default: $SUNSET_BROKER or kafka://localhost:9092)")
+    parser.add_argument("--profile", choices=PROFILES,
+                        help="dev: settings for the embedded single-node broker (default: production)")
+    parser.add_argument("--partitions", type=int, help="partitions of the internal topics (default 8)")
+
+
+def register(sub: Any) -> None:
+    """Add `stream` and its subcommands to sunset's subparsers."""
+    stream = sub.add_parser("stream", help="the GitLab audit-event stream processor (Faust on Kafka)")
+    actions = stream.add_subparsers(dest="stream_command", required=True)
+
+    replay = actions.add_parser("replay", help="run the detectors offline over a JSONL file")
+    replay.add_argument("file", help="one audit event, or a JSON array of them, per line")
+    replay.add_argument("--format", choices=("json",), default="json")
+    replay.add_argument("--allowlist-snapshot", metavar="FILE", help="job-token allowlists from the REST API")
+    replay.add_argument("--output", "-o", help="write the document to FILE instead of stdout")
+    _detector_options(replay)
+
+    worker = actions.add_parser("worker", help="the Faust worker: detectors over the Kafka topics")
+    _broker_options(worker)
+    _detector_options(worker)
+    worker.add_argument("--web-host", help="bind address of the views (default 127.0.0.1)")
+    worker.add_argument("--web-port", type=int, help="port of the views (default 6066)")
+    worker.add_argument("--data-dir", help="Faust's data directory (default .sunset-stream)")
+    worker.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"))
+
+    receive = actions.add_parser("receive", help="the HTTP receiver for GitLab's audit-event streaming")
+    _broker_options(receive)
+    receive.add_argument("--host", help="bind address (default 127.0.0.1)")
+    receive.add_argument("--port", type=int, help="port (default 8080)")
+    receive.add_argument("--token-file", help="file holding the verification token (or set $SUNSET_TOKEN)")
+
+    publish = actions.add_parser("publish", help="send a JSONL file (and an allowlist snapshot) to the input topic")
+    publish.add_argument("file", nargs="?", help="one audit event, or a JSON array of them, per line")
+    publish.add_argument("--allowlist-snapshot", metavar="FILE", help="job-token allowlists from the REST API")
+    _broker_options(publish)
+
+    dev = actions.add_parser("dev", help="embedded broker + worker + receiver on 127.0.0.1, no Kafka needed")
+    dev.add_argument("--port", type=int, default=8080, help="receiver port (default 8080)")
+    dev.add_argument("--web-port", type=int, default=6066, help="worker views port (default 6066)")
+    dev.add_argument("--broker-port", type=int, default=0, help="broker port (default: a free one)")
+    dev.add_argument("--load", metavar="FILE", help="publish this JSONL file once everything is up")
+    stream.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        from streams import commands
+    except ModuleNotFoundError as exc:
+        sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: pip install 'sunset[stream]'\n")
+        return 2
+    return commands.run(args)

@@ -1,0 +1,109 @@
+"""What `sunset stream …` runs. Heavy imports (Faust, aiokafka, aiohttp) happen per command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from streams.settings import DetectorSettings, StreamSettings, load_settings
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+class StreamUsageError(Exception):
+    """Bad input the user must fix (exit 2)."""
+
+
+def _detector_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "mass_download_projects": getattr(args, "mass_download_projects", None),
+        "mass_download_window": getattr(args, "mass_download_window", None),
+        "mass_download_allowlist": getattr(args, "mass_download_allow", None),
+        "correlation_window": getattr(args, "correlation_window", None),
+    }
+
+
+def settings_from(args: argparse.Namespace, **extra: Any) -> StreamSettings:
+    """Environment (`SUNSET_*`), then the command line, then the profile."""
+    overrides = {**_detector_overrides(args), "broker": getattr(args, "broker", None),
+                 "partitions": getattr(args, "partitions", None), **extra}
+    return load_settings(getattr(args, "profile", None) or "production", **overrides)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from streams.replay import replay_file, write_json
+    from streams.snapshot import load_records
+
+    overrides = {k: v for k, v in _detector_overrides(args).items() if v is not None}
+    limits = DetectorSettings(**overrides)
+    path = Path(args.file)
+    if not path.is_file():
+        raise StreamUsageError(f"{path}: no such file")
+    seed = load_records(Path(args.allowlist_snapshot)) if args.allowlist_snapshot else []
+    doc = replay_file(path, limits, seed)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            write_json(doc, out)
+    else:
+        write_json(doc, sys.stdout)
+    return EXIT_OK
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from streams.worker import run_worker
+
+    settings = settings_from(args, web_host=args.web_host, web_port=args.web_port,
+                             data_dir=Path(args.data_dir) if args.data_dir else None)
+    return run_worker(settings, loglevel=args.loglevel)
+
+
+def _cmd_receive(args: argparse.Namespace) -> int:
+    from streams.receiver import serve
+
+    token = Path(args.token_file).read_text(encoding="utf-8").strip() if args.token_file else None
+    settings = settings_from(args, receiver_host=args.host, receiver_port=args.port, token=token)
+    if settings.token is None or not settings.token.get_secret_value():
+        raise StreamUsageError("the receiver needs a verification token: --token-file FILE or $SUNSET_TOKEN")
+    serve(settings)
+    return EXIT_OK
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from streams.publish import publish_files
+
+    if not args.file and not args.allowlist_snapshot:
+        raise StreamUsageError("nothing to publish: give FILE and/or --allowlist-snapshot FILE")
+    sent = publish_files(settings_from(args), Path(args.file) if args.file else None,
+                         Path(args.allowlist_snapshot) if args.allowlist_snapshot else None)
+    sys.stdout.write(f"published {sent} messages\n")
+    return EXIT_OK
+
+
+def _cmd_dev(args: argparse.Namespace) -> int:
+    from streams.dev import run_dev
+
+    return run_dev(args.port, args.web_port, args.broker_port, Path(args.load) if args.load else None)
+
+
+COMMANDS = {"replay": _cmd_replay, "worker": _cmd_worker, "receive": _cmd_receive,
+            "publish": _cmd_publish, "dev": _cmd_dev}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one `sunset stream` subcommand; usage problems exit 2 with one line on stderr."""
+    from streams.snapshot import SnapshotError
+
+    try:
+        return COMMANDS[args.stream_command](args)
+    except ModuleNotFoundError as exc:
+        sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: pip install 'sunset[stream]'\n")
+        return EXIT_USAGE
+    except (StreamUsageError, SnapshotError, ValidationError, OSError) as exc:
+        message = str(exc).replace(os.linesep, " ")
+        sys.stderr.write(f"sunset stream {args.stream_command}: {message}\n")
+        return EXIT_USAGE

@@ -1,0 +1,232 @@
+"""GitLab audit events: parse, validate, normalize, and decide which stage each one belongs to.
+
+A raw payload (one JSON object, or an array of them) becomes normalized events or `Rejected`
+reasons for the dead letters. Normalized events keep GitLab's field names (`event_type`,
+`entity_path`, `author_id`, `ip_address`, …, as built by GitLab's streaming in
+`ee/lib/audit_events/strategies/external_destination_strategy.rb`; types from
+`ee/config/audit_events/types/*.yml`), with values of the documented types, plus four computed
+fields: `ts` (epoch seconds of `created_at`), `download`, `pkey` (project-stage key) and `akey`
+(actor-stage key). See docs/streams.md for what was verified where.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+DOWNLOAD = "repository_download_operation"
+PUBLIC_DOWNLOAD = "public_repository_download_operation"
+DOWNLOAD_TYPES = (DOWNLOAD, PUBLIC_DOWNLOAD)
+GIT_OPERATION = "repository_git_operation"
+JOB_TOKEN_AUTH = "user_authenticated_using_job_token"
+ALLOWLIST_TYPES = frozenset({
+    "secure_ci_job_token_project_added", "secure_ci_job_token_project_removed",
+    "secure_ci_job_token_group_added", "secure_ci_job_token_group_removed",
+    "secure_ci_job_token_inbound_enabled", "secure_ci_job_token_inbound_disabled",
+})
+# sunset's own record types, not GitLab's: a row of a project's job-token authentication log,
+# a snapshot of a project's allowlists from the REST API (streams.snapshot), and an access
+# found by streams.correlate.
+AUTH_LOG = "sunset_job_token_auth_log"
+SNAPSHOT = "sunset_job_token_allowlist_snapshot"
+ACCESS = "sunset_job_token_access"
+PROJECT_STAGE_TYPES = frozenset({*DOWNLOAD_TYPES, *ALLOWLIST_TYPES, AUTH_LOG, SNAPSHOT, ACCESS})
+_OWN_TYPES = frozenset({AUTH_LOG, SNAPSHOT, ACCESS})
+_STRINGS = ("author_name", "ip_address", "entity_type", "entity_path")
+# What travels between the worker's stages (the rest of GitLab's body is not needed).
+COMPACT_FIELDS = ("event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_type",
+                  "entity_path", "entity_id", "target_id", "target_details", "message", "action",
+                  "download", "pkey", "akey")
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """An input that cannot be processed, and why; it goes to the dead letters."""
+
+    reason: str
+
+
+def parse_payload(raw: bytes | str) -> list[Any] | Rejected:
+    """One JSON object or an array of them; each element is validated later, on its own."""
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return Rejected(f"invalid JSON: {exc}")
+    return doc if type(doc) is list else [doc]
+
+
+def parse_time(value: Any) -> float | None:
+    """GitLab's `created_at` (ISO 8601, usually `…Z`) as epoch seconds; naive means UTC."""
+    if type(value) is not str or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        try:  # Ruby's `to_s` form, "2024-06-01 10:00:00 UTC"
+            moment = datetime.fromisoformat(value.strip().replace(" UTC", "+00:00"))
+        except ValueError:
+            return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+_SECONDS: dict[int, str] = {}  # a bounded cache: findings print the same few seconds again and again
+
+
+def iso(ts: float) -> str:
+    """Epoch seconds as the one timestamp form sunset prints, `2025-06-02T09:00:01.200Z`."""
+    whole = int(ts // 1)
+    millis = round((ts - whole) * 1000)
+    if millis == 1000:
+        whole, millis = whole + 1, 0
+    text = _SECONDS.get(whole)
+    if text is None:
+        if len(_SECONDS) > 65536:
+            _SECONDS.clear()
+        text = _SECONDS[whole] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{millis:03d}Z"
+
+
+def _int(value: Any) -> int | None:
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return value if type(value) is str and value else None
+
+
+def normalize(raw: Any) -> dict[str, Any] | Rejected:
+    """The event normalized *in place* (this runs once per event), or why it cannot be used.
+
+    The fast path takes GitLab's current body as it comes (every field at the top, of its type)
+    and gives exactly what `_normalize_any` would; anything else goes the general way.
+    """
+    try:
+        kind, author, name, ip = raw["event_type"], raw["author_id"], raw["author_name"], raw["ip_address"]
+        entity, path, pid, created = raw["entity_type"], raw["entity_path"], raw["entity_id"], raw["created_at"]
+        ident = raw["id"]
+    except (KeyError, TypeError, IndexError):
+        return _normalize_any(raw)
+    if not (type(raw) is dict and type(kind) is str and kind and kind not in _OWN_TYPES and type(author) is int
+            and type(name) is str and name and type(ip) is str and ip and type(entity) is str and entity
+            and type(path) is str and path and type(pid) is int and type(created) is str):
+        return _normalize_any(raw)
+    if type(ident) is not str:
+        raw["id"] = None if ident is None else str(ident)
+    raw["ts"] = parse_time(created)
+    if kind in ALLOWLIST_TYPES or kind == GIT_OPERATION:
+        details = raw.get("details")
+        _add_target(raw, details if type(details) is dict else {})
+    problem = _problem(raw)
+    return Rejected(problem) if problem else _route(raw)
+
+
+def _normalize_any(raw: Any) -> dict[str, Any] | Rejected:
+    """Any input: top-level fields first; older streaming bodies carried some of them only inside
+    `details`; values of the wrong type are converted or dropped."""
+    if type(raw) is not dict:
+        return Rejected("not a JSON object")
+    get = raw.get
+    event_type = get("event_type")
+    if type(event_type) is not str or not event_type:
+        return Rejected("missing event_type")
+    if event_type in (AUTH_LOG, SNAPSHOT):
+        return _normalize_own(raw, event_type)
+    if event_type == ACCESS:
+        return Rejected(f"{ACCESS} is sunset's internal record type")
+    details = get("details")
+    if type(details) is not dict:
+        details = {}
+    ident = get("id")
+    if type(ident) is not str:
+        raw["id"] = None if ident is None else str(ident)
+    author = get("author_id")
+    if type(author) is not int:
+        raw["author_id"] = _int(details.get("author_id") if author is None else author)
+    for name in _STRINGS:
+        value = get(name)
+        if type(value) is not str or not value:
+            raw[name] = _text(details.get(name) if value is None else value)
+    if type(get("entity_id")) is not int:
+        raw["entity_id"] = _int(get("entity_id"))
+    raw["ts"] = parse_time(get("created_at"))
+    if event_type in ALLOWLIST_TYPES or event_type == GIT_OPERATION:
+        _add_target(raw, details)
+    problem = _problem(raw)
+    return Rejected(problem) if problem else _route(raw)
+
+
+def _add_target(event: dict[str, Any], details: dict[str, Any]) -> None:
+    """Target and `details.custom_message`: a sentence, or for git operations `{protocol, action}`."""
+    target_id, target = event.get("target_id"), event.get("target_details")
+    event["target_id"] = _int(details.get("target_id") if target_id is None else target_id)
+    event["target_details"] = _text(details.get("target_details") if target is None else target)
+    message = details.get("custom_message")
+    event["action"] = _text(message.get("action")) if isinstance(message, dict) else None
+    event["message"] = None if isinstance(message, dict) else _text(message)
+
+
+def _problem(event: dict[str, Any]) -> str | None:
+    """Required fields per event type a detector uses; other types pass untouched."""
+    kind = event["event_type"]
+    if not (kind in PROJECT_STAGE_TYPES or kind in (JOB_TOKEN_AUTH, GIT_OPERATION)):
+        return None
+    if event["ts"] is None:
+        return "missing or invalid created_at"
+    if event["entity_path"] is None:
+        return "missing entity_path"
+    if kind in DOWNLOAD_TYPES and event["id"] is None:
+        return "missing id"
+    if kind == JOB_TOKEN_AUTH and (event["ip_address"] is None or not (event["author_id"] or 0) > 0):
+        return "job-token login without author_id or ip_address"
+    return None
+
+
+def _route(event: dict[str, Any]) -> dict[str, Any]:
+    """Decide once where the event goes: `pkey` (project stage) and/or `akey` (actor stage).
+
+    The project stage takes downloads and allowlist changes (key: project path); the actor stage
+    takes downloads, job-token logins and any other project event with an IP, for correlation
+    (key: author id; anonymous downloads, author -1, belong to nobody).
+    """
+    kind, author = event["event_type"], event["author_id"]
+    download = kind in DOWNLOAD_TYPES or (kind == GIT_OPERATION and event["action"] == "git-upload-pack")
+    event["download"] = download
+    event["pkey"] = event["entity_path"] if kind in PROJECT_STAGE_TYPES else None
+    actor = author is not None and author > 0 and (
+        download or kind == JOB_TOKEN_AUTH
+        or (event["entity_type"] == "Project" and event["ip_address"] is not None and event["ts"] is not None))
+    event["akey"] = str(author) if actor else None
+    return event
+
+
+def _normalize_own(raw: dict[str, Any], event_type: str) -> dict[str, Any] | Rejected:
+    if event_type == AUTH_LOG:
+        origin, accessed = _text(raw.get("origin_project")), _text(raw.get("accessed_project"))
+        ts = parse_time(raw.get("last_authorized_at"))
+        if origin is None or accessed is None or ts is None:
+            return Rejected("auth-log record needs origin_project, accessed_project, last_authorized_at")
+        return {"event_type": AUTH_LOG, "id": f"authlog:{origin}>{accessed}@{ts}", "ts": ts, "origin": origin,
+                "entity_path": accessed, "pkey": accessed, "akey": None}
+    project, ts = _text(raw.get("project")), parse_time(raw.get("taken_at"))
+    allowlist, groups = raw.get("allowlist"), raw.get("groups_allowlist", [])
+    if project is None or ts is None or not isinstance(allowlist, list) or not isinstance(groups, list):
+        return Rejected("allowlist snapshot needs project, taken_at, allowlist[] (groups_allowlist[])")
+    return {"event_type": SNAPSHOT, "id": None, "ts": ts, "entity_path": project, "allowlist": allowlist,
+            "groups_allowlist": groups, "inbound_enabled": raw.get("inbound_enabled"), "pkey": project, "akey": None}
+
+
+def compact(event: dict[str, Any]) -> dict[str, Any]:
+    """The fields the stages read: what the worker forwards between its topics."""
+    if event["event_type"] in (AUTH_LOG, SNAPSHOT):
+        return event
+    get = event.get
+    return {name: get(name) for name in COMPACT_FIELDS}

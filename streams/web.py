@@ -1,0 +1,61 @@
+"""The worker's views: health, download tallies, open findings, Prometheus metrics.
+
+Each worker serves the partitions it owns (one worker in `sunset stream dev` owns them all); on a
+cluster, ask every worker or read the findings topic, which holds every finding (see docs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faust
+from faust.web import Request, Response, View
+
+from streams.batching import is_marker
+from streams.gaps import finding as gap_finding
+from streams.metrics import Metrics
+
+
+def _values(table: Any) -> list[tuple[str, Any]]:
+    return sorted((k, v) for k, v in table.data.items() if v and not is_marker(k))
+
+
+def tallies(projects: Any, project: str | None = None) -> dict[str, dict[str, int]]:
+    """Download counts per project path (this worker's partitions)."""
+    return {key: dict(value["downloads"]) for key, value in _values(projects)
+            if any(value["downloads"].values()) and (project is None or key == project)}
+
+
+def open_findings(projects: Any, actors: Any) -> list[dict[str, Any]]:
+    """Open gaps, visibility changes and the latest mass-download alert per user."""
+    out: list[dict[str, Any]] = []
+    for _, value in _values(projects):
+        if value.get("visibility"):
+            out.append(value["visibility"])
+        out += [gap_finding(gap) for gap in value["gaps"].values() if gap["end"] is None]  # open only
+    out += [value["alert"] for _, value in _values(actors) if value.get("alert")]
+    return sorted(out, key=lambda f: (f["kind"], f["id"]))
+
+
+def register_views(app: faust.App, projects: Any, actors: Any, metrics: Metrics) -> None:
+    """Add the pages to a Faust app."""
+
+    @app.page("/health")
+    async def health(web: View, request: Request) -> Response:
+        assigned: dict[str, list[int]] = {}
+        for tp in sorted(app.consumer.assignment()):
+            assigned.setdefault(tp.topic, []).append(tp.partition)
+        return web.json({"status": "ok", "app": app.conf.id, "assigned": assigned})
+
+    @app.page("/tallies")
+    async def tallies_view(web: View, request: Request) -> Response:
+        return web.json(tallies(projects, request.query.get("project")))
+
+    @app.page("/findings")
+    async def findings_view(web: View, request: Request) -> Response:
+        return web.json(open_findings(projects, actors))
+
+    @app.page("/metrics")
+    async def metrics_view(web: View, request: Request) -> Response:
+        gauges = {"sunset_stream_projects": len(_values(projects)), "sunset_stream_users": len(_values(actors))}
+        return web.text(metrics.render(gauges), content_type="text/plain; version=0.0.4")

@@ -1,0 +1,168 @@
+"""The Faust agents and the router, without a broker: `Agent.test_context()` and recorded sends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from faust.transport.drivers.aiokafka import Producer
+from streamkit import event
+
+from streams.app import create_app
+from streams.batching import MARKER_PREFIX, encode_lines, partition_for
+from streams.events import Rejected, compact, normalize
+from streams.handlers import Outputs, Router
+from streams.metrics import Metrics
+from streams.settings import load_settings
+
+Sent = list[tuple[str, Any, Any, Any]]
+APP = "agents"
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> Sent:
+    """Every record the app's producer is given, as (topic, key, value, partition), and no broker."""
+    records: Sent = []
+
+    async def fake_send(self: Any, topic: str, key: bytes | None, value: bytes | None, partition: int | None,
+                        timestamp: Any, headers: Any) -> Any:
+        if key is not None:  # changelog keys are JSON, the others plain text
+            key = orjson.loads(key) if topic.endswith("-changelog") else key.decode()
+        records.append((topic, key, value, partition))
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    monkeypatch.setattr(Producer, "send", fake_send)
+    return records
+
+
+def new_app(tmp_path: Path) -> Any:
+    settings = load_settings("dev", broker="kafka://127.0.0.1:9", partitions=4, app_id=APP, data_dir=tmp_path,
+                             batch_within=0.05)
+    app = create_app(settings)
+    app.finalize()
+    return app
+
+
+def stage_message(*raws: dict[str, Any]) -> bytes:
+    records = []
+    for raw in raws:
+        out = normalize(raw)
+        assert not isinstance(out, Rejected)
+        records.append(compact(out))
+    (message,) = encode_lines(records)
+    return message
+
+
+async def until(check: Callable[[], bool]) -> None:
+    for _ in range(400):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    pytest.fail("the agent did not get there in 4 s")
+
+
+def test_projects_agent_writes_each_key_once_then_a_tail_marker(tmp_path: Path, sent: Sent) -> None:
+    app = new_app(tmp_path)
+    downloads = [event("repository_download_operation", i, project="a/x", ident=i) for i in range(3)]
+    public = event("public_repository_download_operation", 9, project="a/x", ident="u-1", author=-1)
+
+    async def scenario() -> None:
+        async with app.agents["projects"].test_context() as agent:
+            await agent.put(stage_message(*downloads, downloads[0]), partition=2, wait=False)
+            await agent.put(stage_message(public), partition=2, wait=False)
+            await until(lambda: any(t == f"{APP}-projects-changelog" and str(k).startswith(MARKER_PREFIX)
+                                    for t, k, _, _ in sent))
+
+    asyncio.run(scenario())
+    value = app.tables["projects"].data["a/x"]
+    assert value["downloads"] == {"repository_download_operation": 3, "public_repository_download_operation": 1}
+    changelog = [(k, p) for t, k, _, p in sent if t == f"{APP}-projects-changelog"]
+    assert changelog == [("a/x", 2), (f"{MARKER_PREFIX}2", 2)]
+    findings = [(k, orjson.loads(v)["kind"]) for t, k, v, _ in sent if t == "sunset-findings"]
+    assert findings == [("visibility_changed:a/x", "visibility_changed")]
+
+
+def test_a_failing_line_is_a_dead_letter_and_the_rest_is_processed(tmp_path: Path, sent: Sent) -> None:
+    app = new_app(tmp_path)
+    good = stage_message(event("repository_download_operation", 1, project="a/y", ident=1))
+    broken = b'{"event_type": "repository_download_operation", "pkey": "a/y"}'  # no id, ts…
+
+    async def scenario() -> None:
+        async with app.agents["projects"].test_context() as agent:
+            await agent.put(broken + b"\n" + good, partition=1, wait=False)
+            await until(lambda: any(t == f"{APP}-projects-changelog" for t, *_ in sent))
+
+    asyncio.run(scenario())
+    (dead,) = [orjson.loads(v) for t, _, v, _ in sent if t == "sunset-dead-letters"]
+    assert dead == {"reason": "projects stage failed: KeyError('id')", "topic": f"{APP}-by-project",
+                    "partition": 1, "offset": 0, "element": None, "payload": broken.decode()}
+    assert app.tables["projects"].data["a/y"]["downloads"]["repository_download_operation"] == 1
+
+
+def test_actors_agent_forwards_accesses_to_the_accessed_projects_partition(tmp_path: Path, sent: Sent) -> None:
+    app = new_app(tmp_path)
+    login = event("user_authenticated_using_job_token", 0, project="a/deploy", author=7, ip="10.1.1.1", ident="l1")
+    access = event("job_artifact_downloaded", 1, project="a/shared", author=7, ip="10.1.1.1", ident=31)
+
+    async def scenario() -> None:
+        async with app.agents["actors"].test_context() as agent:
+            await agent.put(stage_message(login, access), partition=partition_for("7", 4), wait=False)
+            await until(lambda: any(t == f"{APP}-by-project" for t, *_ in sent))
+
+    asyncio.run(scenario())
+    (forward,) = [(orjson.loads(v), p) for t, _, v, p in sent if t == f"{APP}-by-project"]
+    record, partition = forward
+    assert partition == partition_for("a/shared", 4)
+    assert (record["event_type"], record["id"], record["origin"], record["entity_path"]) == (
+        "sunset_job_token_access", "access:31", "a/deploy", "a/shared")
+
+
+@dataclass
+class Record:
+    """What aiokafka's consumer yields, as far as the router reads it."""
+
+    value: bytes
+    topic: str = "in"
+    partition: int = 0
+    offset: int = 0
+    key: bytes | None = None
+
+
+class Recorder:
+    """A topic whose app's producer records what it is given."""
+
+    def __init__(self, name: str, log: Sent) -> None:
+        self.name, self.log = name, log
+        self.app = self
+        self.producer = self
+
+    def get_topic_name(self) -> str:
+        return self.name
+
+    async def send(self, topic: str, key: Any, value: Any, partition: Any, timestamp: Any, headers: Any) -> None:
+        self.log.append((topic, key, value, partition))
+
+
+def test_router_forwards_by_key_and_dead_letters_the_rest() -> None:
+    log: Sent = []
+    settings = load_settings("dev", partitions=4)
+    outputs = Outputs(Recorder("findings", log), Recorder("dead", log), Metrics())
+    router = Router(settings, Recorder("by-project", log), Recorder("by-actor", log), outputs)
+    download = orjson.dumps(event("repository_download_operation", 1, project="a/b", author=5, ident=1))
+    messages = [Record(download, offset=0), Record(b"{oops", offset=1),
+                Record(b'[{"event_type": "user_signed_in", "entity_type": "User"}, 7]', offset=2)]
+    asyncio.run(router.handle(messages))
+    assert [(t, p) for t, _, _, p in log if t.startswith("by-")] == [
+        ("by-project", partition_for("a/b", 4)), ("by-actor", partition_for("5", 4))]
+    dead = [orjson.loads(v) for t, _, v, _ in log if t == "dead"]
+    assert [(d["offset"], d["element"], d["reason"].split(":")[0]) for d in dead] == [
+        (1, None, "invalid JSON"), (2, 1, "not a JSON object")]
+    assert outputs.metrics.value("sunset_stream_events_total", stage="route") == 2
+    assert outputs.metrics.value("sunset_stream_forwarded_total", topic="by-project") == 1

@@ -1,0 +1,67 @@
+"""`sunset stream …` on the command line: the parser, the light import, and `sunset stream dev`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from streamkit import ROOT, SAMPLE, answers, limits, try_json, wait_for
+
+from streams.broker import free_port
+from streams.replay import replay_file
+
+
+def test_stream_subcommands_are_registered() -> None:
+    out = subprocess.run([sys.executable, "-m", "scanner.cli", "stream", "--help"], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    assert "{replay,worker,receive,publish,dev}" in out.stdout
+
+
+def test_the_parser_module_imports_nothing_heavy() -> None:
+    code = ("import sys, scanner.cli as c; c.build_parser();"
+            "heavy = {'faust', 'aiokafka', 'aiohttp', 'mode', 'pydantic_settings', 'orjson'};"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_receive_refuses_to_start_without_a_token() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SUNSET_TOKEN"}
+    out = subprocess.run([sys.executable, "-m", "scanner.cli", "stream", "receive", "--port", str(free_port())],
+                         capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    assert (out.returncode, out.stderr) == (
+        2, "sunset stream receive: the receiver needs a verification token: --token-file FILE or $SUNSET_TOKEN\n")
+
+
+def test_dev_runs_broker_worker_and_receiver_locally(tmp_path: Path) -> None:
+    port, web_port = free_port(), free_port()
+    env = {**os.environ, "SUNSET_TOKEN": "dev-token", "SUNSET_PARTITIONS": "2"}
+    command = [sys.executable, "-m", "scanner.cli", "stream", "dev", "--port", str(port), "--web-port", str(web_port),
+               "--load", str(SAMPLE)]
+    log = (tmp_path / "dev.log").open("wb")
+    dev = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for("the receiver", lambda: dev.poll() is None and answers(f"http://127.0.0.1:{port}/health"))
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/audit-events", method="POST",
+            data=b'{"id": 1, "event_type": "repository_download_operation", "entity_path": "dev/try",'
+                 b' "created_at": "2025-06-02T10:00:00Z", "author_id": 3}',
+            headers={"X-Gitlab-Event-Streaming-Token": "dev-token",
+                     "Content-Type": "application/x-www-form-urlencoded"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert (response.status, response.read()) == (200, b'{"accepted": 1}')
+        expected = replay_file(SAMPLE, limits())["downloads"]
+        expected["dev/try"] = {"repository_download_operation": 1, "public_repository_download_operation": 0}
+        tallies = wait_for("the tallies", lambda: (t := try_json(f"http://127.0.0.1:{web_port}/tallies")) == expected
+                           and t)
+        assert tallies == expected
+    finally:
+        dev.send_signal(signal.SIGINT)
+        code = dev.wait(timeout=60)
+        log.close()
+    assert code == 0, (tmp_path / "dev.log").read_text()[-3000:]
+    assert not answers(f"http://127.0.0.1:{port}/health")

@@ -1,0 +1,154 @@
+"""The real worker against the embedded broker: the sample stream in, findings and tallies out;
+and the crash test — SIGKILL mid-stream, restart, every distinct event counted exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from streamkit import (  # noqa: F401 - the `broker` fixture
+    SAMPLE,
+    SNAPSHOT,
+    Worker,
+    broker_fixture,
+    get_json,
+    limits,
+    produce,
+    read_topic,
+    try_json,
+    wait_for,
+)
+
+from streams.broker import EmbeddedBroker
+from streams.replay import replay_file
+from streams.snapshot import load_records
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    async def run() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(name, partitions, 1)])
+        finally:
+            await admin.close()
+
+    asyncio.run(run())
+
+
+def latest(records: list[tuple[bytes | None, bytes]]) -> dict[str, dict[str, Any]]:
+    """The findings topic read as a table: the last record per finding id (its key)."""
+    return {key.decode(): json.loads(value) for key, value in records if key is not None}
+
+
+@pytest.fixture(scope="module")
+def sample_run(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The sample stream (snapshot first) through a worker; one input partition keeps the file's order."""
+    worker = Worker(broker, "sample", tmp_path_factory.mktemp("worker-sample"),
+                    SUNSET_MASS_DOWNLOAD_ALLOWLIST='["90"]')
+    create_topic(broker.bootstrap, "sample-in", 1)
+    worker.start()
+    try:
+        messages = [json.dumps(r).encode() for r in load_records(SNAPSHOT)]
+        messages += [line.rstrip(b"\n") for line in SAMPLE.read_bytes().splitlines(keepends=True) if line.strip()]
+        produce(broker.bootstrap, "sample-in", messages)
+        expected = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_records(SNAPSHOT))
+        final = {f["id"]: f for f in expected["findings"]}
+        findings = read_topic(broker.bootstrap, "sample-findings", lambda r: latest(r) == final)
+        yield {"worker": worker, "expected": expected, "findings": findings}
+    finally:
+        worker.stop()
+
+
+def test_findings_on_the_topic_equal_the_replay(sample_run: dict[str, Any]) -> None:
+    expected = {f["id"]: f for f in sample_run["expected"]["findings"]}
+    assert latest(sample_run["findings"]) == expected
+    keys = [key.decode() for key, _ in sample_run["findings"] if key is not None]
+    gap = "job_token_allowlist_gap:acme/deploy>acme/shared-artifacts"
+    assert keys.count("mass_download:66:2025-06-02T09:01:40.000Z") == 1  # once per window, not per event
+    assert [json.loads(v)["status"] for k, v in sample_run["findings"] if k == gap.encode()][-1] == "resolved"
+
+
+def test_views_show_tallies_and_open_findings(sample_run: dict[str, Any]) -> None:
+    worker: Worker = sample_run["worker"]
+    expected = sample_run["expected"]
+    assert wait_for("tallies", lambda: get_json(worker.url + "/tallies") == expected["downloads"] or None)
+    assert get_json(worker.url + "/tallies?project=oss/cli") == {"oss/cli": expected["downloads"]["oss/cli"]}
+    open_ids = [f["id"] for f in get_json(worker.url + "/findings")]
+    assert open_ids == [
+        "job_token_allowlist_gap:acme/app>acme/lib@2025-06-02T09:15:00.000Z",
+        "job_token_allowlist_gap:oss/cli>acme/payments",
+        "mass_download:66:2025-06-02T09:01:40.000Z",
+        "visibility_changed:acme/website",
+    ]
+    health = get_json(worker.url + "/health")
+    assert (health["status"], health["app"]) == ("ok", "sample")
+
+
+def test_bad_events_are_on_the_dead_letter_topic(sample_run: dict[str, Any]) -> None:
+    records = read_topic(sample_run["worker"].env["SUNSET_BROKER"].split("://")[1], "sample-dead",
+                         lambda r: len(r) >= 2)
+    dead = sorted((json.loads(value) for _, value in records), key=lambda d: d["offset"])
+    # Two snapshot records come first on the input topic: sample line n is offset n + 1.
+    assert [(d["topic"], d["offset"], d["reason"].split(":")[0]) for d in dead] == [
+        ("sample-in", 61, "invalid JSON"), ("sample-in", 62, "missing event_type")]
+    assert dead[1]["payload"] == json.dumps({"id": 9998, "entity_path": "acme/app",
+                                             "created_at": "2025-06-02T09:16:50.000Z"})
+    metrics = sample_run["worker"]
+    assert metrics.metric('sunset_stream_dead_letters_total{reason="invalid JSON"}') == 1
+    assert metrics.metric('sunset_stream_dead_letters_total{reason="missing event_type"}') == 1
+
+
+def crash_stream(n_projects: int = 40, per_project: int = 500, seed: int = 11) -> tuple[list[bytes], dict[str, Any]]:
+    """Downloads with ~10 % repeated deliveries, shuffled; and the tallies of distinct ids."""
+    rng = random.Random(seed)
+    events, tallies = [], {}
+    for p in range(n_projects):
+        path = f"crash/p{p:02d}"
+        counts = {"repository_download_operation": 0, "public_repository_download_operation": 0}
+        for i in range(per_project):
+            kind = "repository_download_operation" if p % 3 else "public_repository_download_operation"
+            counts[kind] += 1
+            body = {"id": f"{p}-{i}", "event_type": kind, "entity_path": path, "entity_type": "Project",
+                    "author_id": 100 + (i % 50), "author_name": "User", "ip_address": f"10.0.{p}.{i % 200}",
+                    "created_at": f"2025-06-02T09:{i // 60 % 60:02d}:{i % 60:02d}.000Z"}
+            events.append(json.dumps(body).encode())
+            if rng.random() < 0.1:
+                events.append(json.dumps(body).encode())
+        tallies[path] = counts
+    rng.shuffle(events)
+    return events, tallies
+
+
+def test_sigkill_mid_stream_loses_nothing_and_counts_nothing_twice(
+        broker: EmbeddedBroker, tmp_path: Path) -> None:
+    events, expected = crash_stream()
+    head, tail = events[:8000], events[8000:]
+    create_topic(broker.bootstrap, "crash-in", 4)
+    produce(broker.bootstrap, "crash-in", head)
+    settings = {"SUNSET_BROKER_COMMIT_INTERVAL": "0.2", "SUNSET_BATCH_SIZE": "500"}
+    first = Worker(broker, "crash", tmp_path / "first", **settings)
+    first.start()
+    try:
+        wait_for("some events counted", lambda: first.metric('sunset_stream_events_total{stage="projects"}') >= 2000,
+                 every=0.02)
+    finally:
+        first.kill()  # SIGKILL: no shutdown, no last commit, no flush
+    produce(broker.bootstrap, "crash-in", tail)  # the stream goes on while the worker is down
+    second = Worker(broker, "crash", tmp_path / "second", **settings).start()
+    try:
+        tallies = wait_for("the tallies to reach the number of distinct events",
+                           lambda: (t := try_json(second.url + "/tallies")) == expected and t, every=0.5)
+        assert tallies == expected
+        # The restart resumed from committed offsets on recovered state; it did not start over.
+        assert second.metric('sunset_stream_messages_total{stage="route"}') < len(events)
+        again = read_topic(broker.bootstrap, "crash-dead", lambda r: True, timeout=5)
+        assert again == []
+    finally:
+        second.stop()
