@@ -12,6 +12,7 @@ the finding's `matched` text (`selects`); a finding no entry selects has no auto
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,9 +29,9 @@ class _Fix(BaseModel):
     def selects(self, matched: str) -> bool:
         return True
 
+    @abstractmethod
     def changes(self) -> list[str]:
-        """One line per rewrite, for the policy docs."""
-        raise NotImplementedError
+        """One line per rewrite, for the policy docs (each fix kind says what it does)."""
 
 
 _METHODS = ("GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ")
