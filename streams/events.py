@@ -11,6 +11,7 @@ fields: `ts` (epoch seconds of `created_at`), `download`, `pkey` (project-stage 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -58,10 +59,33 @@ def parse_payload(raw: bytes | str) -> list[Any] | Rejected:
     return doc if type(doc) is list else [doc]
 
 
+_UTC_SUFFIX = re.compile(r"(?:\.(\d{1,9}))?(?:Z|\+00:00)?")
+_WHOLE_SECONDS: dict[str, float] = {}  # a bounded cache: a stream's events share their seconds
+
+
 def parse_time(value: Any) -> float | None:
     """GitLab's `created_at` (ISO 8601, usually `…Z`) as epoch seconds; naive means UTC."""
     if type(value) is not str or not value:
         return None
+    # fast path: `YYYY-MM-DDTHH:MM:SS[.fff][Z|+00:00]`, the whole second looked up once
+    if len(value) >= 19 and value[10] == "T" and (tail := _UTC_SUFFIX.fullmatch(value, 19)) is not None:
+        whole = _WHOLE_SECONDS.get(value[:19])
+        if whole is None:
+            whole = _slow_time(value[:19])
+            if whole is None:
+                return None
+            if len(_WHOLE_SECONDS) > 65536:
+                _WHOLE_SECONDS.clear()
+            _WHOLE_SECONDS[value[:19]] = whole
+        fraction = tail.group(1)
+        if not fraction:
+            return whole
+        micros = int(fraction[:6].ljust(6, "0"))  # as `datetime`: microseconds, the same float
+        return (int(whole) * 1_000_000 + micros) / 1_000_000
+    return _slow_time(value)
+
+
+def _slow_time(value: str) -> float | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
