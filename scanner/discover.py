@@ -76,8 +76,11 @@ def walk_files(top: Path) -> Iterator[Path]:
 
 
 def is_pipeline_root(path: Path) -> bool:
-    """`.gitlab-ci.yml`, or a CI/CD component template (`templates/*.yml` with a `spec:` header)."""
-    return path.name in CI_NAMES or _is_component(path, path.parent)
+    """`.gitlab-ci.yml`; `<name>.gitlab-ci.yml`, the naming of GitLab's own templates and of shared
+    CI template repositories that other projects include; or a CI/CD component template
+    (`templates/*.yml` with a `spec:` header)."""
+    name = path.name
+    return name in CI_NAMES or name.endswith(CI_NAMES) or _is_component(path, path.parent)
 
 
 def _is_component(path: Path, directory: Path) -> bool:

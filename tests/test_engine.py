@@ -298,3 +298,15 @@ def test_shell_scripts_are_found_and_checked(tmp_path: Path, test_policies: list
         ("t-reach", "bin/provision", 2, 61),
     }
     assert report.files_scanned == 3  # bin/tool.py is read as Python source (no API use in it)
+
+
+def test_shared_template_files_are_pipeline_roots(tmp_path: Path, test_policies: list[Policy]) -> None:
+    write(
+        tmp_path,
+        {
+            "templates/python.gitlab-ci.yml": "variables:\n  OLD_VAR: shared\n",
+            "deploy/values.yml": "variables:\n  OLD_VAR: not a pipeline\n",
+        },
+    )
+    report = run(tmp_path, test_policies)
+    assert where(report) == {("t-variable", "templates/python.gitlab-ci.yml", 2, 3)}
