@@ -19,8 +19,8 @@ from streams.events import ACCESS
 from streams.settings import DetectorSettings
 
 Access = dict[str, Any]
-KEEP = 256  # logins and waiting events remembered per user, at most
-PRUNE_AT = 16  # expired waiting events are skipped on read; the list is pruned past this length
+KEEP = 256  # logins and waiting events remembered per user, at most (trimmed to the newest half)
+PRUNE_AT = 16  # the waiting list is not pruned below this length
 NONE: list[Access] = []  # the usual answer, shared: callers only read it
 
 
@@ -29,10 +29,9 @@ def on_job_token_auth(value: dict[str, Any], event: dict[str, Any], limits: Dete
     ts, ip, origin, window = event["ts"], event["ip_address"], event["entity_path"], limits.correlation_window
     login = [ts, ip, origin, event.get("entity_id")]
     auths = value["auths"]
-    if auths and auths[0][0] < ts - 2 * window:
-        auths = [a for a in auths if a[0] >= ts - 2 * window]
     auths.append(login)
-    value["auths"] = auths[-KEEP:]
+    if auths[0][0] < ts - 3 * window or len(auths) >= KEEP:
+        _prune(value, "auths", window)
     accesses, waiting = [], []
     for item in value["pending"]:
         if item[1] == ip and 0 <= item[0] - ts <= window:
@@ -48,25 +47,41 @@ def on_project_event(value: dict[str, Any], event: dict[str, Any], limits: Detec
     """An event on a project: an access by the latest login from the same IP within the window.
 
     This runs for nearly every event, so it does the least it can: a login scan only when the
-    user has logins, and pruning of the waiting list only once it has grown past PRUNE_AT.
+    user has logins, and a prune of the waiting list only once it is longer than PRUNE_AT and
+    its oldest entry is three windows older than the newest (or it is full), so that a prune
+    removes a window's worth at least.
     """
     ts, ip = event["ts"], event["ip_address"]
-    item = (ts, ip, event["entity_path"], event["entity_id"], event["id"], event["event_type"])
     auths = value["auths"]
     if auths:
         window = limits.correlation_window
+        if auths[0][0] < ts - 3 * window:  # logins this old match nothing on time
+            auths = value["auths"] = [login for login in auths if login[0] >= ts - 2 * window]
         best = None
         for login in auths:
             if login[1] == ip and 0 <= ts - login[0] <= window and (best is None or login[0] >= best[0]):
                 best = login
         if best is not None:
-            return [_access(best, item, event)] if best[2] != item[2] else []
+            item = (ts, ip, event["entity_path"], event["entity_id"], event["id"], event["event_type"])
+            return [_access(best, item, event)] if best[2] != item[2] else NONE
     pending = value["pending"]
-    pending.append(item)
-    if len(pending) > PRUNE_AT:
-        cutoff = max(p[0] for p in pending) - 2 * limits.correlation_window
-        value["pending"] = [p for p in pending if p[0] >= cutoff][-KEEP:]
+    pending.append((ts, ip, event["entity_path"], event["entity_id"], event["id"], event["event_type"]))
+    if len(pending) > PRUNE_AT and (pending[0][0] < ts - 3 * limits.correlation_window or len(pending) >= KEEP):
+        _prune(value, "pending", limits.correlation_window)
     return NONE
+
+
+def _prune(value: dict[str, Any], name: str, window: float) -> None:
+    """Keep the entries of `value[name]` from two windows before its newest arrival on, at most KEEP/2.
+
+    Entries past the window are never matched (every read checks the times), so keeping some a
+    little longer changes no result, only the cost. The cut is relative to the newest *arrival*,
+    not to the user's newest event time: a user's events may arrive far ahead of a login that a
+    later-arriving event still needs.
+    """
+    entries: list[Any] = value[name]
+    cutoff = entries[-1][0] - 2 * window
+    value[name] = [entry for entry in entries if entry[0] >= cutoff][-KEEP // 2:]
 
 
 def _access(login: list[Any], item: Sequence[Any], event: dict[str, Any]) -> Access:

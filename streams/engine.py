@@ -10,7 +10,7 @@ the mapping; `Engine` runs both in one process over dicts (the replay and the un
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,40 @@ def actor_stage(actors: MutableMapping[str, Any], event: dict[str, Any], limits:
     return StageResult(findings, accesses) if findings or accesses else NOTHING
 
 
+def actor_horizon(limits: DetectorSettings) -> float:
+    """Event time after which an idle user's value can no longer change a result.
+
+    Past it, every download it holds is out of the mass-download window (so is its alert
+    suppression, which ends one window after an alert), and every login or waiting event is out
+    of reach of the correlation (which matches within one window and keeps a few).
+    """
+    return max(limits.mass_download_window, 4 * limits.correlation_window)
+
+
+def idle(value: dict[str, Any], cutoff: float) -> bool:
+    """Whether a user's value records nothing at or after `cutoff`: no download, login or waiting
+    event (an event matched to a login at once leaves no trace, but is within a correlation
+    window of that login). The newest entries are looked at first; a full scan is rare."""
+    if value["clock"] >= cutoff:
+        return False
+    for entries in (value["pending"], value["auths"]):
+        if entries and (entries[-1][0] >= cutoff or any(entry[0] >= cutoff for entry in entries)):
+            return False
+    return True
+
+
+def idle_actors(actors: Iterable[tuple[str, Any]], now: float, limits: DetectorSettings) -> list[str]:
+    """The keys of (key, value) pairs whose user has been idle longer than the horizon at `now`.
+
+    Dropping them keeps actor state proportional to *active* users, at no cost per event. It is
+    exact for every event less than the horizon behind the newest one seen; an event delivered
+    later than that, for a user dropped meanwhile, starts from an empty value (it is still
+    counted, but not correlated with what was dropped).
+    """
+    cutoff = now - actor_horizon(limits)
+    return [key for key, value in actors if idle(value, cutoff)]
+
+
 class Engine:
     """Both stages over dicts, in one process: the offline replay and the unit tests."""
 
@@ -91,11 +125,20 @@ class Engine:
         self.limits = limits
         self.projects: dict[str, Any] = {}
         self.actors: dict[str, Any] = {}
-        self.events = self.duplicates = self.ignored = 0
+        self.events = self.duplicates = self.ignored = self.expired = 0
+        self.sweep_at = float("-inf")  # event time of the next sweep of idle users
 
     @property
     def stats(self) -> dict[str, int]:
-        return {"events": self.events, "duplicates": self.duplicates, "ignored": self.ignored}
+        return {"events": self.events, "duplicates": self.duplicates, "ignored": self.ignored,
+                "users_expired": self.expired}
+
+    def sweep(self, now: float) -> None:
+        """Forget users idle past the horizon; run once per horizon of event time (amortized O(1) an event)."""
+        for key in idle_actors(self.actors.items(), now, self.limits):
+            del self.actors[key]
+            self.expired += 1
+        self.sweep_at = now + actor_horizon(self.limits)
 
     def apply(self, event: dict[str, Any]) -> list[Finding]:
         """One normalized event through both stages; the findings it produced, in order."""
@@ -112,6 +155,8 @@ class Engine:
             self.ignored += 1
             return findings
         if a_key is not None:
+            if event["ts"] >= self.sweep_at:
+                self.sweep(event["ts"])
             result = actor_stage(self.actors, event, self.limits)
             if result is not NOTHING:
                 findings = findings + result.findings

@@ -11,7 +11,6 @@ fields: `ts` (epoch seconds of `created_at`), `download`, `pkey` (project-stage 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +35,7 @@ SNAPSHOT = "sunset_job_token_allowlist_snapshot"
 ACCESS = "sunset_job_token_access"
 PROJECT_STAGE_TYPES = frozenset({*DOWNLOAD_TYPES, *ALLOWLIST_TYPES, AUTH_LOG, SNAPSHOT, ACCESS})
 _OWN_TYPES = frozenset({AUTH_LOG, SNAPSHOT, ACCESS})
+_DETECTOR_TYPES = PROJECT_STAGE_TYPES | {JOB_TOKEN_AUTH, GIT_OPERATION}  # validated; the rest pass as they are
 _STRINGS = ("author_name", "ip_address", "entity_type", "entity_path")
 # What travels between the worker's stages (the rest of GitLab's body is not needed).
 COMPACT_FIELDS = ("event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_type",
@@ -59,43 +59,27 @@ def parse_payload(raw: bytes | str) -> list[Any] | Rejected:
     return doc if type(doc) is list else [doc]
 
 
-_UTC_SUFFIX = re.compile(r"(?:\.(\d{1,9}))?(?:Z|\+00:00)?")
-_WHOLE_SECONDS: dict[str, float] = {}  # a bounded cache: a stream's events share their seconds
-
-
 def parse_time(value: Any) -> float | None:
-    """GitLab's `created_at` (ISO 8601, usually `…Z`) as epoch seconds; naive means UTC."""
+    """GitLab's `created_at` (ISO 8601, usually `…Z`) as epoch seconds; naive means UTC.
+
+    `datetime.fromisoformat` (C) takes GitLab's form as it is, faster than any parsing in
+    Python around it could.
+    """
     if type(value) is not str or not value:
         return None
-    # fast path: `YYYY-MM-DDTHH:MM:SS[.fff][Z|+00:00]`, the whole second looked up once
-    if len(value) >= 19 and value[10] == "T" and (tail := _UTC_SUFFIX.fullmatch(value, 19)) is not None:
-        whole = _WHOLE_SECONDS.get(value[:19])
-        if whole is None:
-            whole = _slow_time(value[:19])
-            if whole is None:
-                return None
-            if len(_WHOLE_SECONDS) > 65536:
-                _WHOLE_SECONDS.clear()
-            _WHOLE_SECONDS[value[:19]] = whole
-        fraction = tail.group(1)
-        if not fraction:
-            return whole
-        micros = int(fraction[:6].ljust(6, "0"))  # as `datetime`: microseconds, the same float
-        return (int(whole) * 1_000_000 + micros) / 1_000_000
-    return _slow_time(value)
-
-
-def _slow_time(value: str) -> float | None:
     try:
-        moment = datetime.fromisoformat(value)
+        moment = _fromisoformat(value)
     except ValueError:
         try:  # Ruby's `to_s` form, "2024-06-01 10:00:00 UTC"
-            moment = datetime.fromisoformat(value.strip().replace(" UTC", "+00:00"))
+            moment = _fromisoformat(value.strip().replace(" UTC", "+00:00"))
         except ValueError:
             return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+_fromisoformat = datetime.fromisoformat
 
 
 _SECONDS: dict[int, str] = {}  # a bounded cache: findings print the same few seconds again and again
@@ -145,7 +129,11 @@ def normalize(raw: Any) -> dict[str, Any] | Rejected:
         return _normalize_any(raw)
     if type(ident) is not str:
         raw["id"] = None if ident is None else str(ident)
-    raw["ts"] = parse_time(created)
+    ts = raw["ts"] = parse_time(created)
+    if kind not in _DETECTOR_TYPES:  # most events: only the correlation may read them
+        raw["download"], raw["pkey"] = False, None
+        raw["akey"] = str(author) if author > 0 and entity == "Project" and ts is not None else None
+        return raw
     if kind in ALLOWLIST_TYPES or kind == GIT_OPERATION:
         details = raw.get("details")
         _add_target(raw, details if type(details) is dict else {})
@@ -201,7 +189,7 @@ def _add_target(event: dict[str, Any], details: dict[str, Any]) -> None:
 def _problem(event: dict[str, Any]) -> str | None:
     """Required fields per event type a detector uses; other types pass untouched."""
     kind = event["event_type"]
-    if not (kind in PROJECT_STAGE_TYPES or kind in (JOB_TOKEN_AUTH, GIT_OPERATION)):
+    if kind not in _DETECTOR_TYPES:
         return None
     if event["ts"] is None:
         return "missing or invalid created_at"

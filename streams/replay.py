@@ -87,7 +87,7 @@ def replay_lines(lines: Iterable[bytes], limits: DetectorSettings,
             gc.enable()
     engine = replay.engine
     stats = {"lines": count, **engine.stats, "dead_letters": len(replay.dead), "findings": len(replay.findings),
-             "projects": len(engine.projects), "users": len(engine.actors)}
+             "projects": len(engine.projects), "users": len(engine.actors)}  # users: tracked at the end
     return {"downloads": tallies(engine.projects), "findings": list(replay.findings.values()),
             "dead_letters": replay.dead, "stats": stats}
 

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 import zlib
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,8 @@ _shared: dict[str, Any] = {"broker": None, "users": 0}
 
 def at(second: float) -> str:
     """2025-06-02T09:00:00Z plus `second` seconds, in GitLab's `created_at` form."""
-    minutes, seconds = divmod(second, 60)
-    return f"2025-06-02T09:{int(minutes):02d}:{seconds:06.3f}Z"
+    moment = datetime(2025, 6, 2, 9, tzinfo=UTC) + timedelta(seconds=second)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def event(kind: str, second: float, *, project: str = "g/p", author: int = 7, ident: Any = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from streamkit import event, limits
@@ -41,7 +42,7 @@ def test_tallies_split_by_type_and_count_each_id_once() -> None:
                                                    "public_repository_download_operation": 0}
     assert engine.projects["a/y"]["downloads"] == {"repository_download_operation": 0,
                                                    "public_repository_download_operation": 1}
-    assert engine.stats == {"events": 4, "duplicates": 1, "ignored": 0}
+    assert engine.stats == {"events": 4, "duplicates": 1, "ignored": 0, "users_expired": 0}
     assert findings == []
 
 
@@ -294,3 +295,66 @@ def test_actor_stage_forwards_accesses_for_the_project_stage() -> None:
         "event_type": "sunset_job_token_access", "id": "access:77", "ts": 1748854801.0, "entity_path": "a/shared",
         "pkey": "a/shared", "entity_id": 3311, "origin": "a/deploy", "origin_id": 6307,
         "user": {"id": 7, "name": "User 7"}, "evidence": "audit_correlation", "via": "job_artifact_downloaded"}]
+
+
+# --- 4. actor state stays proportional to active users ------------------------------------------
+
+def test_users_idle_past_the_horizon_are_forgotten_at_the_next_sweep() -> None:
+    # horizon = max(600 s mass-download window, 4 x 5 s correlation window); a sweep per horizon
+    events = [*clones(1, ["g/a"], start=0), *clones(2, ["g/b"], start=300), *clones(3, ["g/c"], start=700),
+              *clones(4, ["g/d"], start=1250)]
+    engine, _ = run(events)
+    # sweeps at 0 (nothing to drop) and 700 (cutoff 100: user 1 goes); the next one is due at 1300
+    assert (sorted(engine.actors), engine.stats["users_expired"], engine.sweep_at) == (
+        ["2", "3", "4"], 1, 1748854800.0 + 1300)
+
+
+def test_a_sweep_keeps_users_with_recent_logins_or_waiting_events_only() -> None:
+    # a sweep runs at 600.5 (cutoff 0.5), between user 7's login and the access it authenticated;
+    # user 9's access waits for a login delivered after the sweep; user 5 has only old events
+    events = [*clones(5, ["g/x"], start=0), artifact(0, "g/y", user=5), login(599, "a/deploy"),
+              artifact(600.5, "a/shared", user=9, ip="10.8.8.8"), artifact(601, "a/shared"),
+              login(598, "a/build", user=9, ip="10.8.8.8")]
+    engine, findings = run(events)
+    assert (sorted(engine.actors), engine.stats["users_expired"]) == (["7", "9"], 1)
+    assert [(f["source_project"], f["target_project"], f["user"]["id"]) for f in findings] == [
+        ("a/deploy", "a/shared", 7), ("a/build", "a/shared", 9)]
+
+
+def test_a_stream_of_ever_new_users_keeps_only_the_recent_ones() -> None:
+    engine = Engine(limits())
+    for second in range(10_000):  # a new user every second, each downloading once
+        engine.apply(norm(event("repository_download_operation", second, author=100 + second, ident=second)))
+    # the last sweep ran at 9600 and kept users seen from 9000 on: 600 + 1 of them, then 399 more
+    assert (len(engine.actors), min(engine.actors, key=int), engine.stats["users_expired"]) == (1000, "9100", 9000)
+
+
+def test_expiry_changes_no_result() -> None:
+    """A seeded three-hour stream — bursts of clones, job-token logins with accesses delivered a
+    little out of order, users who come back after long pauses — gives the same document with
+    and without the sweeps."""
+    rng = random.Random(1234)
+    raws = []
+    for n in range(6000):
+        second = n * 1.8 + rng.uniform(-2, 2)  # out-of-order delivery within a few seconds
+        user = rng.choice([7, 8, 9]) if rng.random() < 0.2 else rng.randrange(20, 400)
+        roll = rng.random()
+        if roll < 0.1:
+            raws.append(login(second, f"ci/p{rng.randrange(30)}", user=user, ip=f"10.0.{user}.1"))
+        elif roll < 0.3:
+            raws.append(artifact(second + 1, f"lib/l{rng.randrange(40)}", user=user, ip=f"10.0.{user}.1"))
+        else:
+            raws += clones(user, [f"g/p{rng.randrange(60)}"], start=second, ip=f"10.0.{user}.1")
+    raws += clones(8, [f"g/late{i}" for i in range(12)], start=6000 * 1.8 + 900)  # back after a long pause
+    kept = Engine(limits())
+    kept.sweep = lambda now: None  # type: ignore[method-assign]  # never forget anybody
+    kept_findings = []
+    for raw in raws:
+        kept_findings += kept.apply(norm(dict(raw)))
+    swept, findings = run(raws)
+    assert swept.stats["users_expired"] > 300
+    assert findings == kept_findings
+    assert {f["kind"] for f in findings} == {"mass_download", "job_token_allowlist_gap"}
+    assert {key: value["downloads"] for key, value in swept.projects.items()} == {
+        key: value["downloads"] for key, value in kept.projects.items()}
+    assert len(swept.actors) < len(kept.actors)
