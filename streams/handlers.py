@@ -14,8 +14,16 @@ from typing import Any
 
 import orjson
 
-from streams.batching import BatchView, decode_records, encode_lines, flush_views, partition_for, send_raw
-from streams.engine import DUPLICATE, StageResult, actor_stage, project_stage
+from streams.batching import (
+    BatchView,
+    decode_records,
+    encode_lines,
+    flush_views,
+    is_marker,
+    partition_for,
+    send_raw,
+)
+from streams.engine import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
 from streams.events import Rejected, compact, normalize, parse_payload
 from streams.metrics import Metrics
 from streams.settings import StreamSettings
@@ -137,6 +145,7 @@ class _KeyedHandler:
                         accesses += result.accesses
         await self.out.publish(findings)
         await self.after(accesses)
+        self.before_flush(views)
         written = await flush_views(views)
         metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
         metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
@@ -159,6 +168,9 @@ class _KeyedHandler:
     async def after(self, accesses: Iterable[dict[str, Any]]) -> None:
         """What to do with access records the stage produced (the actor stage forwards them)."""
 
+    def before_flush(self, views: dict[int, BatchView]) -> None:
+        """Last changes to the batch's views before they are written (the actor stage's sweep)."""
+
 
 class ProjectHandler(_KeyedHandler):
     """Tallies, allowlists and gaps, keyed by project path."""
@@ -176,6 +188,38 @@ class ActorHandler(_KeyedHandler):
     def __init__(self, settings: StreamSettings, table: Any, by_project: Any, outputs: Outputs) -> None:
         super().__init__(settings, table, outputs)
         self.by_project = by_project
+        # Per stage partition: the newest event time seen, and when its next sweep is due.
+        self.newest: dict[int, float] = {}
+        self.sweep_at: dict[int, float] = {}
+
+    async def _apply(self, event: Any, view: BatchView, record: Any, line: bytes) -> StageResult | None:
+        result = await super()._apply(event, view, record, line)
+        if result is not None:
+            partition, ts = event.message.partition, record["ts"]
+            if ts > self.newest.get(partition, float("-inf")):
+                self.newest[partition] = ts
+        return result
+
+    def before_flush(self, views: dict[int, BatchView]) -> None:
+        """Drop users idle past the horizon (`streams.engine.idle_actors`) from the partitions
+        this batch touched, once per horizon of each partition's event time: tombstones go to the
+        changelog with the batch's writes, so a restarted worker does not bring them back."""
+        due = [p for p in views if p in self.newest and self.newest[p] >= self.sweep_at.get(p, float("-inf"))]
+        if not due:
+            return
+        users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
+        for key in list(self.table.data.keys()):  # the table holds every partition this worker has
+            partition = partition_for(key, self.settings.partitions)
+            if partition in users and not is_marker(key) and (value := views[partition].get(key)) is not None:
+                users[partition].append((key, value))
+        expired = 0
+        for partition in due:
+            now = self.newest[partition]
+            for key in idle_actors(users[partition], now, self.settings):
+                del views[partition][key]
+                expired += 1
+            self.sweep_at[partition] = now + actor_horizon(self.settings)
+        self.out.metrics.inc("sunset_stream_users_expired_total", expired)
 
     async def after(self, accesses: Iterable[dict[str, Any]]) -> None:
         by_partition: Records = defaultdict(list)

@@ -15,6 +15,7 @@ HELP = {
     "sunset_stream_findings_total": "Finding records published, by kind.",
     "sunset_stream_changelog_writes_total": "Table changelog records written, by table.",
     "sunset_stream_batches_total": "Batches processed, by stage.",
+    "sunset_stream_users_expired_total": "Users dropped from the actors table after the idle horizon.",
     "sunset_receiver_requests_total": "HTTP requests to the receiver, by status code.",
     "sunset_receiver_events_total": "Events published by the receiver.",
     "sunset_receiver_bytes_total": "Request body bytes accepted by the receiver.",

@@ -166,3 +166,26 @@ def test_router_forwards_by_key_and_dead_letters_the_rest() -> None:
         (1, None, "invalid JSON"), (2, 1, "not a JSON object")]
     assert outputs.metrics.value("sunset_stream_events_total", stage="route") == 2
     assert outputs.metrics.value("sunset_stream_forwarded_total", topic="by-project") == 1
+
+
+def test_actors_agent_tombstones_users_idle_past_the_horizon(tmp_path: Path, sent: Sent) -> None:
+    app = new_app(tmp_path)
+    old, new = [a for a in range(100, 200) if partition_for(str(a), 4) == 3][:2]  # one partition
+    clone = {"custom_message": {"action": "git-upload-pack"}}
+    changelog = f"{APP}-actors-changelog"
+
+    async def scenario() -> None:
+        async with app.agents["actors"].test_context() as agent:
+            await agent.put(stage_message(event("repository_git_operation", 0, author=old, details=clone)),
+                            partition=3, wait=False)
+            await until(lambda: any(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent))
+            # 700 s later (horizon: 600 s): the first user is idle, the second is new
+            await agent.put(stage_message(event("repository_git_operation", 700, author=new, details=clone)),
+                            partition=3, wait=False)
+            await until(lambda: sum(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent) == 2)
+
+    asyncio.run(scenario())
+    writes = [(k, v is None, p) for t, k, v, p in sent if t == changelog and not str(k).startswith(MARKER_PREFIX)]
+    assert sorted(writes) == sorted([(str(old), False, 3), (str(new), False, 3), (str(old), True, 3)])
+    assert writes[0] == (str(old), False, 3)  # the first batch; the second writes `new` and the tombstone
+    assert list(app.tables["actors"].data) == [str(new)]

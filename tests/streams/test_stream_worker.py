@@ -152,3 +152,34 @@ def test_sigkill_mid_stream_loses_nothing_and_counts_nothing_twice(
         assert again == []
     finally:
         second.stop()
+
+
+def test_idle_users_leave_the_actors_table_for_good(broker: EmbeddedBroker, tmp_path: Path) -> None:
+    """Actor state is bounded by active users: an idle user is tombstoned, and a restarted
+    worker's recovered table does not bring them back."""
+    def clone(author: int, second: int) -> bytes:
+        return json.dumps({"id": f"c{author}-{second}", "event_type": "repository_git_operation",
+                           "entity_path": f"g/p{author}", "entity_type": "Project", "entity_id": author,
+                           "author_id": author, "author_name": f"User {author}", "ip_address": "10.0.0.1",
+                           "created_at": f"2025-06-02T09:{second // 60:02d}:{second % 60:02d}.000Z",
+                           "details": {"custom_message": {"action": "git-upload-pack"}}}).encode()
+
+    settings = {"SUNSET_MASS_DOWNLOAD_WINDOW": "60"}  # horizon: max(60 s, 4 x 5 s)
+    create_topic(broker.bootstrap, "idle-in", 1)
+    first = Worker(broker, "idle", tmp_path / "first", partitions=1, **settings).start()
+    try:
+        produce(broker.bootstrap, "idle-in", [clone(1, 0)])
+        wait_for("user 1", lambda: first.metric("sunset_stream_users") == 1)
+        produce(broker.bootstrap, "idle-in", [clone(2, 200)])  # user 1 has been idle for 200 s
+        wait_for("the sweep", lambda: first.metric("sunset_stream_users_expired_total") == 1)
+        assert first.metric("sunset_stream_users") == 1
+    finally:
+        first.stop()
+    second = Worker(broker, "idle", tmp_path / "second", partitions=1, **settings).start()
+    try:
+        # an event late enough that user 1, were it recovered, would not be swept again
+        produce(broker.bootstrap, "idle-in", [clone(3, 30)])
+        wait_for("users 2 and 3", lambda: second.metric('sunset_stream_events_total{stage="actors"}') == 1)
+        assert (second.metric("sunset_stream_users"), second.metric("sunset_stream_users_expired_total")) == (2, 0)
+    finally:
+        second.stop()
