@@ -8,7 +8,8 @@ Run by hand (never part of the test suite):
 One run generates a deterministic synthetic stream (`stream_events.py`) and measures, on the
 same events and in the same run:
 
-* replay     — `replay_file` in-process over the JSONL file (best of --repeat);
+* replay     — `replay_file` in-process over the JSONL file (best of --repeat); with --memory,
+               the peak RSS of a replay at 1x and 4x the events;
 * raw        — aiokafka consuming the input topic from the beginning, no processing: the floor;
 * worker     — a `sunset stream worker` process (dev profile on Tansu) consuming the same topic
                with state, until every stage has processed everything: events/s from its first
@@ -46,6 +47,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--broker", help="kafka://host:port of a running broker (default: start Tansu)")
     parser.add_argument("--no-worker", action="store_true", help="replay only")
+    parser.add_argument("--memory", action="store_true", help="peak RSS of the replay at 1x and 4x the events")
     return parser.parse_args()
 
 
@@ -64,6 +66,17 @@ def bench_replay(path: Path, repeat: int) -> tuple[float, dict[str, int]]:
         best = min(best, time.perf_counter() - start)
         stats = doc["stats"]
     return best, stats
+
+
+def replay_memory(path: Path) -> tuple[float, dict[str, int]]:
+    """Peak RSS (MB) of a fresh process replaying `path` in-process, and its stats."""
+    code = ("import json, resource, sys; from pathlib import Path; from streams.replay import replay_file; "
+            "from streams.settings import DetectorSettings; "
+            "doc = replay_file(Path(sys.argv[1]), DetectorSettings()); "
+            "print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, doc['stats']]))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True, cwd=REPO)
+    peak, stats = json.loads(out.stdout)
+    return peak, stats
 
 
 async def produce(bootstrap: str, topic: str, lines: list[bytes], partitions: int) -> float:
@@ -161,6 +174,15 @@ def main() -> int:
         print(f"input: {size / 1e6:.1f} MB, {size / args.events:.0f} bytes/event")
         seconds, stats = bench_replay(path, args.repeat)
         print(f"replay: {args.events / seconds:,.0f} events/s ({seconds:.2f} s, best of {args.repeat}); stats {stats}")
+        if args.memory:
+            for factor in (1, 4):
+                bigger = Path(tmp) / f"events-x{factor}.jsonl"
+                write_events(bigger, args.events * factor, args.seed)
+                peak, stats = replay_memory(bigger)
+                print(f"replay memory, {args.events * factor} events: peak RSS {peak:.0f} MB; users tracked "
+                      f"{stats['users']}, expired {stats['users_expired']}, projects {stats['projects']}, "
+                      f"findings {stats['findings']}")
+                bigger.unlink()
         if args.no_worker:
             return 0
         lines = path.read_bytes().splitlines()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,75 +22,109 @@ from streams.engine import Engine, Finding
 from streams.events import Rejected, normalize, parse_payload
 from streams.settings import DetectorSettings
 
+Dead = list[dict[str, Any]]
+
+
+def _line(number: int, line: bytes, dead: Dead) -> list[dict[str, Any]]:
+    """A line that is not one well-formed event (the common case is handled in `_Parser.events`): its
+    events, and a dead letter for each part that cannot be used."""
+    payload = parse_payload(line)
+    if isinstance(payload, Rejected):
+        text = line.strip()
+        if text:  # blank lines are allowed; the reason is worded for the line without its newline
+            again = parse_payload(text)
+            dead.append({"line": number, "reason": (again if isinstance(again, Rejected) else payload).reason})
+        return []
+    out = []
+    for index, raw in enumerate(payload):
+        event = normalize(raw)
+        if isinstance(event, Rejected):
+            where = f"element {index}: " if len(payload) > 1 else ""
+            dead.append({"line": number, "reason": where + event.reason})
+        else:
+            out.append(event)
+    return out
+
+
+class _Parser:
+    """Lines to normalized events; what cannot be used goes to `dead`; `lines` counts them."""
+
+    def __init__(self) -> None:
+        self.dead: Dead = []
+        self.lines = 0
+
+    def events(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+        """The normalized events of `lines`, numbered from 1, in order; the common case (one
+        well-formed event per line) inline."""
+        dead, number = self.dead, 0
+        for number, line in enumerate(lines, start=1):  # noqa: B007 - counted below
+            try:
+                raw = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raw = None
+            if type(raw) is dict and type(event := normalize(raw)) is dict:
+                yield event
+            else:
+                yield from _line(number, line, dead)
+        self.lines = number
+
 
 class _Replay:
     """The engine plus what the document needs besides it: findings by id, dead letters."""
 
-    def __init__(self, limits: DetectorSettings) -> None:
+    def __init__(self, limits: DetectorSettings, seed: Iterable[dict[str, Any]]) -> None:
         self.engine = Engine(limits)
         self.findings: dict[str, Finding] = {}
-        self.dead: list[dict[str, Any]] = []
+        self.dead: Dead = []
+        self.lines = 0
+        for record in seed:  # line 0
+            event = normalize(record)
+            if isinstance(event, Rejected):
+                self.dead.append({"line": 0, "reason": "snapshot: " + event.reason})
+            else:
+                self.apply(event)
 
-    def event(self, raw: Any, line: int, where: str = "") -> None:
-        event = normalize(raw)
-        if isinstance(event, Rejected):
-            self.dead.append({"line": line, "reason": where + event.reason})
-            return
-        new = self.engine.apply(event)
-        for finding in new:  # the latest state of each, where it first appeared
+    def apply(self, event: dict[str, Any]) -> None:
+        for finding in self.engine.apply(event):  # the latest state of each, where it first appeared
             self.findings[finding["id"]] = finding
 
-    def line(self, number: int, line: bytes) -> None:
-        """A line that is not one plain JSON object (the common case, handled in `replay_lines`)."""
-        payload = parse_payload(line)
-        if isinstance(payload, Rejected):
-            text = line.strip()
-            if text:  # blank lines are allowed; the reason is worded for the line without its newline
-                again = parse_payload(text)
-                self.dead.append({"line": number, "reason": (again if isinstance(again, Rejected) else payload).reason})
-            return
-        if len(payload) == 1:
-            self.event(payload[0], number)
-            return
-        for index, raw in enumerate(payload):
-            self.event(raw, number, f"element {index}: ")
+    def run(self, events: Iterable[dict[str, Any]]) -> None:
+        """The hot loop."""
+        apply, findings = self.engine.apply, self.findings
+        for event in events:
+            for finding in apply(event):
+                findings[finding["id"]] = finding
+
+    def document(self) -> dict[str, Any]:
+        engine = self.engine
+        stats = {"lines": self.lines, **engine.stats, "dead_letters": len(self.dead),
+                 "findings": len(self.findings), "projects": len(engine.projects),
+                 "users": len(engine.actors)}  # users: still tracked at the end
+        return {"downloads": tallies(engine.projects), "findings": list(self.findings.values()),
+                "dead_letters": self.dead, "stats": stats}
 
 
-def _run(replay: _Replay, lines: Iterable[bytes]) -> int:
-    """The hot loop, inlined for the common case (one well-formed event per line); the line count."""
-    engine, findings, count = replay.engine, replay.findings, 0
-    for count, line in enumerate(lines, start=1):
-        try:
-            raw = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raw = None
-        event = normalize(raw) if type(raw) is dict else None
-        if event is None or isinstance(event, Rejected):
-            replay.line(count, line)
-            continue
-        for finding in engine.apply(event):
-            findings[finding["id"]] = finding
-    return count
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The state is dicts and lists of plain values, no cycles: spare the collector's scans."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def replay_lines(lines: Iterable[bytes], limits: DetectorSettings,
                  seed: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
     """Run the engine over `seed` records (line 0), then over the lines; the replay document."""
-    replay = _Replay(limits)
-    for record in seed:
-        replay.event(record, 0, "snapshot: ")
-    collecting = gc.isenabled()
-    gc.disable()  # the state is dicts and lists of plain values, no cycles: spare the collector's scans
-    try:
-        count = _run(replay, lines)
-    finally:
-        if collecting:
-            gc.enable()
-    engine = replay.engine
-    stats = {"lines": count, **engine.stats, "dead_letters": len(replay.dead), "findings": len(replay.findings),
-             "projects": len(engine.projects), "users": len(engine.actors)}  # users: tracked at the end
-    return {"downloads": tallies(engine.projects), "findings": list(replay.findings.values()),
-            "dead_letters": replay.dead, "stats": stats}
+    replay, parser = _Replay(limits, seed), _Parser()
+    with _no_gc():
+        replay.run(parser.events(lines))
+    replay.dead += parser.dead
+    replay.lines = parser.lines
+    return replay.document()
 
 
 def replay_file(path: Path, limits: DetectorSettings, seed: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:

@@ -106,3 +106,4 @@ def test_dead_letters_carry_line_numbers_and_the_rest_goes_on() -> None:
     ]
     assert doc["downloads"] == {"a/b": {"repository_download_operation": 2, "public_repository_download_operation": 0}}
     assert doc["stats"]["lines"] == 5
+
