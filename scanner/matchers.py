@@ -12,24 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
-from jsonpath_ng.jsonpath import (
-    Child,
-    Descendants,
-    Fields,
-    Index,
-    JSONPath,
-    Root,
-    Slice,
-    This,
-    Where,
-    WhereNot,
-    Wildcard,
-)
-from jsonpath_ng.parser import parse as jsonpath_parse
+from jsonpath_ng.jsonpath import JSONPath
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scanner.api.paths import Endpoint, compile_endpoint
+from scanner.jsonpaths import compile_path
 from scanner.settings.matchkinds import (
     SETTING_SPEC_TYPES,
     AnyOfSpec,
@@ -246,35 +233,9 @@ def _value_test(spec: ValueSpec | None) -> ValueTest | None:
     return ValueTest(regex=_compile_regex(spec.regex or ""))
 
 
-def _required_keys(expr: JSONPath) -> frozenset[str]:
-    """Literal field names the expression needs; a document lacking any is skipped.
-
-    Recursive descent is refused: on a document built from aliases it walks the
-    expanded tree, and it costs milliseconds per expression per file.
-    """
-    keys: set[str] = set()
-    stack: list[JSONPath] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Descendants):
-            raise ValueError("recursive descent ('..') is not allowed in policy JSONPath")
-        if isinstance(node, Child):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, (Where, WhereNot)):
-            stack.append(node.left)
-        elif isinstance(node, Fields):
-            keys.update(f for f in node.fields if f != "*")
-        elif not isinstance(node, (Root, Slice, Index, This, Wildcard)):
-            raise ValueError(f"unsupported JSONPath construct {type(node).__name__}")
-    return frozenset(keys)
-
-
 def _compile_jsonpath(spec: JsonPathSpec) -> JsonPathMatcher:
-    try:
-        expr = jsonpath_parse(spec.path)
-    except (JsonPathLexerError, JsonPathParserError, Exception) as exc:  # noqa: BLE001 - parser raises bare Exception
-        raise ValueError(f"invalid JSONPath {spec.path!r}: {exc}") from None
-    return JsonPathMatcher(expr, spec.path, _required_keys(expr), _value_test(spec.value))
+    expr, keys = compile_path(spec.path)
+    return JsonPathMatcher(expr, spec.path, keys, _value_test(spec.value))
 
 
 def build_matcher(raw: dict[str, Any]) -> Matcher:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from jsonpath_ng.jsonpath import Child, Fields, JSONPath
-from jsonpath_ng.parser import parse as jsonpath_parse
 from pydantic import BaseModel, ConfigDict, Field
+
+from scanner.jsonpaths import compile_path, required_keys
 
 if TYPE_CHECKING:
     from scanner.matchers import Matcher
@@ -89,34 +90,22 @@ SETTING_SPEC_TYPES = (AnyOfSpec, ImplicitDefaultSpec, RequiredKeysSpec, SecretFi
 SettingMatcher = AnyOfMatcher | ImplicitDefaultMatcher | RequiredKeysMatcher | SecretFileMatcher
 
 
-def _path(text: str) -> tuple[JSONPath, frozenset[str]]:
-    from scanner.matchers import _required_keys
-
-    try:
-        expr = jsonpath_parse(text)
-    except Exception as exc:  # noqa: BLE001 - jsonpath-ng raises bare Exception
-        raise ValueError(f"invalid JSONPath {text!r}: {exc}") from None
-    return expr, _required_keys(expr)
-
-
 def compile_setting(spec: SettingSpec) -> SettingMatcher:
     if isinstance(spec, AnyOfSpec):
         return AnyOfMatcher(tuple(_member(i, raw) for i, raw in enumerate(spec.matchers)))
     if isinstance(spec, ImplicitDefaultSpec):
-        from scanner.matchers import _required_keys
-
-        expr, _ = _path(spec.path)
+        expr, _ = compile_path(spec.path)
         if not (isinstance(expr, Child) and isinstance(expr.right, Fields) and len(expr.right.fields) == 1):
             raise ValueError(f"path: {spec.path!r} must end in one plain key (`$.x.delivery_method`)")
         return ImplicitDefaultMatcher(
-            expr.left, expr.right.fields[0], _required_keys(expr.left), spec.default, spec.when
+            expr.left, expr.right.fields[0], required_keys(expr.left), spec.default, spec.when
         )
     if isinstance(spec, RequiredKeysSpec):
         if not spec.keys and spec.first is None:
             raise ValueError("give `keys`, `first`, or both")
-        expr, keys = _path(spec.path)
+        expr, keys = compile_path(spec.path)
         return RequiredKeysMatcher(expr, keys, spec.keys, spec.first)
-    expr, keys = _path(spec.path)
+    expr, keys = compile_path(spec.path)
     return SecretFileMatcher(expr, keys, spec.key_bytes)
 
 
