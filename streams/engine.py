@@ -48,7 +48,7 @@ def project_stage(projects: MutableMapping[str, Any], event: dict[str, Any], lim
             allowlist.apply_snapshot(value["allow"], event)
         else:
             allowlist.apply_event(value["allow"], event)
-        counted, findings = True, gaps.recheck(value, event["ts"])
+        counted, findings = True, gaps.recheck(value, event["ts"], limits)
     elif kind in (ACCESS, AUTH_LOG):
         access = auth_log_access(event) if kind == AUTH_LOG else event
         counted, findings = gaps.on_access(value, access, limits)

@@ -58,13 +58,21 @@ def _new(target: str, access: dict[str, Any], value: dict[str, Any], start: floa
     }
 
 
-def recheck(value: dict[str, Any], ts: float) -> list[Finding]:
+def recheck(value: dict[str, Any], ts: float, limits: DetectorSettings) -> list[Finding]:
     """After an allowlist change at `ts`: open gaps whose source has been let in since are resolved;
     those whose accesses turn out to have been allowed (the change arrived late and reveals the
-    earlier state, e.g. a removal of an entry we never saw added) are withdrawn."""
+    earlier state, e.g. a removal of an entry we never saw added) are withdrawn.
+
+    Gaps that ended more than `dedup_ttl` before the project's newest event are forgotten (their
+    final state was published): the state holds the open gaps and the recently ended ones, not
+    every episode ever seen. An access delivered that late to an ended episode opens it again.
+    """
     findings: list[Finding] = []
-    allow = value["allow"]
-    for gap in value["gaps"].values():
+    allow, gaps = value["allow"], value["gaps"]
+    cutoff = max(ts, value["clock"]) - limits.dedup_ttl
+    for key in [k for k, gap in gaps.items() if gap["end"] is not None and gap["end"] < cutoff]:
+        del gaps[key]
+    for gap in gaps.values():
         if gap["end"] is not None:
             continue
         if allowed_at(allow, gap["source"], None, gap["last_ts"]):

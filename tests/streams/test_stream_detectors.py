@@ -210,6 +210,24 @@ def test_allowlist_from_events_closes_and_reopens_a_gap() -> None:
         "a/deploy": {"id": None, "changes": [[1748854810.0, 1], [1748854830.0, 0]]}}
 
 
+def test_ended_gaps_are_forgotten_after_the_dedup_ttl() -> None:
+    message = "Project a/deploy was {} inbound list of allowed projects for a/shared"
+    change = [event(f"secure_ci_job_token_project_{verb}", second, project="a/shared", ident=f"c{second}",
+                    details={"custom_message": message.format(f"{verb} {'to' if verb == 'added' else 'from'}")})
+              for verb, second in (("added", 10), ("removed", 30), ("added", 50), ("removed", 2000))]
+    events = [login(0, "a/deploy"), artifact(1, "a/shared"), change[0], change[1],
+              login(40, "a/deploy"), artifact(41, "a/shared"), change[2], change[3],
+              login(2005, "a/deploy"), artifact(2006, "a/shared")]
+    engine, findings = run(events)
+    # the episodes that ended at 10 and 50 are more than 900 s old at the removal at 2000
+    assert list(engine.projects["a/shared"]["gaps"]) == ["a/deploy@2025-06-02T09:33:20.000Z"]
+    assert [(f["id"].rsplit("@", 1)[-1], f["status"]) for f in findings] == [
+        ("job_token_allowlist_gap:a/deploy>a/shared", "open"),
+        ("job_token_allowlist_gap:a/deploy>a/shared", "resolved"),
+        ("2025-06-02T09:00:30.000Z", "open"), ("2025-06-02T09:00:30.000Z", "resolved"),
+        ("2025-06-02T09:33:20.000Z", "open")]
+
+
 def test_allowlist_membership_is_judged_at_the_access_time_whatever_the_arrival_order() -> None:
     message = "Project a/deploy was {} inbound list of allowed projects for a/shared"
     added = event("secure_ci_job_token_project_added", 10, project="a/shared", ident=1,
