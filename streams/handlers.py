@@ -8,6 +8,7 @@ topic/partition/offset; it never stops the batch and is never dropped silently.
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from streams.metrics import Metrics
 from streams.settings import StreamSettings
 
 Stage = Callable[[Any, dict[str, Any], Any], StageResult]
+SWEEP_SLICE = 20_000  # keys looked at between two yields to the event loop
 Records = dict[int, list[dict[str, Any]]]
 
 
@@ -145,7 +147,7 @@ class _KeyedHandler:
                         accesses += result.accesses
         await self.out.publish(findings)
         await self.after(accesses)
-        self.before_flush(views)
+        await self.before_flush(views)
         written = await flush_views(views)
         metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
         metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
@@ -168,7 +170,7 @@ class _KeyedHandler:
     async def after(self, accesses: Iterable[dict[str, Any]]) -> None:
         """What to do with access records the stage produced (the actor stage forwards them)."""
 
-    def before_flush(self, views: dict[int, BatchView]) -> None:
+    async def before_flush(self, views: dict[int, BatchView]) -> None:
         """Last changes to the batch's views before they are written (the actor stage's sweep)."""
 
 
@@ -200,18 +202,21 @@ class ActorHandler(_KeyedHandler):
                 self.newest[partition] = ts
         return result
 
-    def before_flush(self, views: dict[int, BatchView]) -> None:
+    async def before_flush(self, views: dict[int, BatchView]) -> None:
         """Drop users idle past the horizon (`streams.engine.idle_actors`) from the partitions
         this batch touched, once per horizon of each partition's event time: tombstones go to the
-        changelog with the batch's writes, so a restarted worker does not bring them back."""
+        changelog with the batch's writes, so a restarted worker does not bring them back. A
+        large table is walked in slices, so heartbeats and the views keep being served."""
         due = [p for p in views if p in self.newest and self.newest[p] >= self.sweep_at.get(p, float("-inf"))]
         if not due:
             return
         users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
-        for key in list(self.table.data.keys()):  # the table holds every partition this worker has
+        for count, key in enumerate(list(self.table.data.keys()), start=1):  # every partition this worker has
             partition = partition_for(key, self.settings.partitions)
             if partition in users and not is_marker(key) and (value := views[partition].get(key)) is not None:
                 users[partition].append((key, value))
+            if count % SWEEP_SLICE == 0:
+                await asyncio.sleep(0)
         expired = 0
         for partition in due:
             now = self.newest[partition]
