@@ -113,7 +113,12 @@ def test_the_fast_path_gives_exactly_what_the_general_path_gives() -> None:
     bodies += [event("repository_git_operation", 1, ident=5, details={"custom_message": {"action": "git-upload-pack"}}),
                event("secure_ci_job_token_group_removed", 2, target_id=7, target_details="tools",
                      details={"custom_message": "Group a/tools was removed from list of allowed groups for g/p"}),
-               event("repository_download_operation", 3, ident=None), event("user_signed_in", 4, ip="")]
+               event("repository_download_operation", 3, ident=None), event("user_signed_in", 4, ip=""),
+               event("repository_git_operation", 5, details={"custom_message": {"action": "git-receive-pack"}}),
+               event("repository_git_operation", 6, author=-1,
+                     details={"custom_message": {"action": "git-upload-pack"}}),
+               event("repository_git_operation", 7, entity_type="Group", details="not a mapping"),
+               event("repository_git_operation", 8, created_at="soon")]
     for body in bodies:
         if isinstance(body, dict):
             assert normalize(copy.deepcopy(body)) == _normalize_any(copy.deepcopy(body)), body
