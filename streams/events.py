@@ -147,21 +147,26 @@ def normalize(raw: Any) -> dict[str, Any] | Rejected:
 
 
 def _normalize_any(raw: Any) -> dict[str, Any] | Rejected:
-    """Any input: top-level fields first; older streaming bodies carried some of them only inside
-    `details`; values of the wrong type are converted or dropped."""
+    """Any input: top-level fields first; older streaming bodies, and the REST API's audit events
+    (`GET /audit_events`, `/groups/:id/audit_events`, `/projects/:id/audit_events`: the type as
+    `event_name`, the rest in `details`, as `API::Entities::AuditEvent` presents them), carry some
+    of them only inside `details`; values of the wrong type are converted or dropped."""
     if type(raw) is not dict:
         return Rejected("not a JSON object")
     get = raw.get
+    details = get("details")
+    if type(details) is not dict:
+        details = {}
     event_type = get("event_type")
     if type(event_type) is not str or not event_type:
-        return Rejected("missing event_type")
+        event_type = _text(get("event_name")) or _text(details.get("event_name"))
+        if event_type is None:
+            return Rejected("missing event_type")
+        raw["event_type"] = event_type
     if event_type in (AUTH_LOG, SNAPSHOT):
         return _normalize_own(raw, event_type)
     if event_type == ACCESS:
         return Rejected(f"{ACCESS} is sunset's internal record type")
-    details = get("details")
-    if type(details) is not dict:
-        details = {}
     ident = get("id")
     if type(ident) is not str:
         raw["id"] = None if ident is None else str(ident)

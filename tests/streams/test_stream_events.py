@@ -49,6 +49,24 @@ def test_fields_only_in_details_are_found() -> None:
     assert (out["author_id"], out["author_name"], out["ip_address"], out["entity_path"]) == (5, "Al", "1.2.3.4", "g/a")
 
 
+def test_rest_api_audit_events_are_read_too() -> None:
+    """`GET /projects/:id/audit_events` presents the type as `event_name` and the rest in `details`."""
+    raw = {"id": 81, "author_id": 5, "entity_id": 6, "entity_type": "Project",
+           "event_name": "repository_download_operation",
+           "details": {"custom_message": "Repository Download Started", "author_name": "Al",
+                       "author_email": "al@example.com", "target_id": 6, "target_type": "Project",
+                       "target_details": "flight", "ip_address": "10.1.2.3", "entity_path": "flightjs/flight",
+                       "event_name": "repository_download_operation"},
+           "created_at": "2025-06-02T09:00:41.885Z"}
+    out = normalize(raw)
+    assert not isinstance(out, Rejected)
+    assert (out["event_type"], out["id"], out["author_name"], out["ip_address"], out["pkey"], out["akey"]) == (
+        "repository_download_operation", "81", "Al", "10.1.2.3", "flightjs/flight", "5")
+    only_in_details = {**raw, "event_name": None}
+    out = normalize(only_in_details)
+    assert not isinstance(out, Rejected) and out["event_type"] == "repository_download_operation"
+
+
 def test_git_operation_counts_as_download_only_for_upload_pack() -> None:
     clone = normalize(event("repository_git_operation", 1, details={"custom_message": {"protocol": "ssh",
                                                                                         "action": "git-upload-pack"}}))
