@@ -40,12 +40,31 @@ class ScriptText:
     # In a one-line quoted scalar, where an escape (`''`, `\"`, `\x41`) is longer in the source
     # than in the value: (offset in the value, extra source characters).
     escapes: tuple[tuple[int, int], ...] = ()
+    # A value line folded from several source lines (`>` blocks, multi-line plain scalars): each
+    # source line after the first as (value line index, offset in that line, source line, column).
+    folds: tuple[tuple[int, int, int, int], ...] = ()
 
     def position(self, line_index: int, offset: int) -> Pos:
         line, col = self.line_starts[min(line_index, len(self.line_starts) - 1)]
         if self.escapes and line_index == 0:
             col += sum(extra for at, extra in self.escapes if at < offset)
+        if self.folds:
+            for index, at, fold_line, fold_col in self.folds:
+                if index == line_index and at <= offset:
+                    line, col = fold_line, fold_col - at
         return line, col + offset
+
+    def locate(self, line: int, column: int) -> tuple[int, int] | None:
+        """The value line index and offset written at source (`line`, `column`), if any."""
+        for i, text in enumerate(self.text.split("\n")):
+            pieces = [(0, *self.line_starts[min(i, len(self.line_starts) - 1)])]
+            pieces += [(at, fold_line, fold_col) for index, at, fold_line, fold_col in self.folds if index == i]
+            ends = [at - 1 for at, _, _ in pieces[1:]] + [len(text)]  # a piece ends at the joining space
+            for (at, piece_line, piece_col), end in zip(pieces, ends, strict=True):
+                j = at + column - piece_col
+                if piece_line == line and at <= j < end:
+                    return i, j
+        return None
 
     def lines(self) -> Iterator[tuple[str, Pos]]:
         for i, text in enumerate(self.text.split("\n")):
@@ -60,19 +79,49 @@ def map_lines(text: str, span: Span, source: list[str]) -> ScriptText:
         return ScriptText(text, ((start_line, start_col + 1),), _escapes(source[start_line - 1], start_col, quote))
     fallback = (start_line, start_col + (1 if quote in ("'", '"') else 0))
     starts: list[Pos] = []
-    cursor, first_col = start_line, start_col - 1
-    for content in text.split("\n"):
+    folds: list[tuple[int, int, int, int]] = []
+    cursor, first_col, last = start_line, start_col - 1, min(end_line, len(source))
+    for index, content in enumerate(text.split("\n")):
         stripped = content.lstrip()
         found: Pos | None = None
         if stripped:
-            for n in range(cursor, min(end_line, len(source)) + 1):
+            for n in range(cursor, last + 1):
                 at = source[n - 1].find(stripped.rstrip(), first_col if n == start_line else 0)
                 if at >= 0:
                     found = (n, at + 1 - (len(content) - len(stripped)))
                     cursor = n + 1
                     break
+            if found is None and (folded := _unfold(content, source, cursor, last,
+                                                    first_col if cursor == start_line else 0)) is not None:
+                found, segments = folded
+                folds += ((index, at, n, col) for at, n, col in segments)
+                cursor = segments[-1][1] + 1 if segments else found[0] + 1
         starts.append(found or fallback)
-    return ScriptText(text, tuple(starts))
+    return ScriptText(text, tuple(starts), folds=tuple(folds))
+
+
+def _unfold(content: str, source: list[str], cursor: int, last: int,
+            skip: int) -> tuple[Pos, list[tuple[int, int, int]]] | None:
+    """Where a value line folded from consecutive source lines (joined by single spaces) was
+    written: its start, and (offset, line, column) of each following piece; None if it was not.
+    `skip`: columns of the first line before the scalar (`- ` of a plain scalar in a list)."""
+    for first in range(cursor, last + 1):
+        begin = skip if first == cursor else 0
+        piece = source[first - 1][begin:].strip()
+        if not piece or not content.startswith(piece):
+            continue
+        start = (first, source[first - 1].index(piece, begin) + 1)
+        segments: list[tuple[int, int, int]] = []
+        offset, n = len(piece), first
+        while offset < len(content) and content[offset] == " " and n < last:
+            n += 1
+            piece = source[n - 1].strip()
+            if not piece or not content.startswith(piece, offset + 1):
+                return None
+            segments.append((offset + 1, n, source[n - 1].index(piece) + 1))
+            offset += 1 + len(piece)
+        return (start, segments) if offset == len(content) else None
+    return None
 
 
 _ESCAPE_LENGTH = {"x": 4, "u": 6, "U": 10}

@@ -94,3 +94,27 @@ def test_scanning_api_calls_without_graphql_does_not_import_graphql(tmp_path: Pa
     )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=False)
     assert out.stdout.splitlines()[-1] == "[]"
+
+
+def test_folded_block_scalars_map_findings_to_the_line_they_are_on(tmp_path: Path, policies: list[Policy]) -> None:
+    """`>` joins lines with spaces: a finding on the third written line is reported there."""
+    ci = (
+        "runners:\n"
+        "  script:\n"
+        "    - >\n"
+        '      curl --request PUT "$CI_API_V4_URL/runners/7"\n'
+        '      --header "PRIVATE-TOKEN: $TOKEN"\n'
+        '      --form "active=false"\n'
+        "    - >-\n"
+        '      curl -X POST "$CI_API_GRAPHQL_URL" -H "Content-Type: application/json"\n'
+        "      -d '{\"query\": \"query { runners(active: true) { nodes { id } } }\"}'\n"
+        "    - gitlab-runner register\n"
+        "      --registration-token $REGISTRATION_TOKEN --url https://gitlab.example.com\n"
+    )
+    found = _scan(tmp_path, policies, {".gitlab-ci.yml": ci})
+    lines = ci.splitlines()
+    assert found == {
+        ("rest-runner-active", ".gitlab-ci.yml", 6, lines[5].index("active") + 1),
+        ("graphql-runner-active", ".gitlab-ci.yml", 9, lines[8].index("active") + 1),
+        ("runner-registration-token", ".gitlab-ci.yml", 11, lines[10].index("--registration-token") + 1),
+    }

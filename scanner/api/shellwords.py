@@ -21,6 +21,8 @@ Chars = tuple[str, tuple[Pos, ...]]  # a word's value and the position of each c
 
 def _locate(script: ScriptText, tok: Token) -> tuple[int, int] | None:
     """The script line index and offset where `tok` starts."""
+    if script.folds:
+        return script.locate(tok.line, tok.column)
     lines = script.text.split("\n")
     for i, (line, col) in enumerate(script.line_starts[: len(lines)]):
         j = tok.column - col
