@@ -96,6 +96,19 @@ def test_scanning_api_calls_without_graphql_does_not_import_graphql(tmp_path: Pa
     assert out.stdout.splitlines()[-1] == "[]"
 
 
+def test_graphql_variables_sent_with_the_query_are_arguments(tmp_path: Path, policies: list[Policy]) -> None:
+    """`runnerUpdate(input: $input)` with `"variables": {"input": {"active": …}}`: the finding is at `$input`."""
+    body = ('{"query": "mutation($input: RunnerUpdateInput!) { runnerUpdate(input: $input) { errors } }", '
+            '"variables": {"input": {"id": "gid://gitlab/Ci::Runner/1", "active": false}}}')
+    unrelated = '{"query": "mutation($input: RunnerUpdateInput!) { runnerUpdate(input: $input) { errors } }", ' \
+                '"variables": {"input": {"id": "gid://gitlab/Ci::Runner/1", "paused": true}}}'
+    script = (f"#!/bin/sh\ncurl -X POST \"$CI_API_GRAPHQL_URL\" -H 'Content-Type: application/json' -d '{body}'\n"
+              f"curl -X POST \"$CI_API_GRAPHQL_URL\" -d '{unrelated}'\n")
+    found = _scan(tmp_path, policies, {"pause.sh": script})
+    column = script.splitlines()[1].index("$input)") + 1
+    assert found == {("graphql-runner-active", "pause.sh", 2, column)}
+
+
 def test_folded_block_scalars_map_findings_to_the_line_they_are_on(tmp_path: Path, policies: list[Policy]) -> None:
     """`>` joins lines with spaces: a finding on the third written line is reported there."""
     ci = (

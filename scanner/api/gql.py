@@ -19,6 +19,7 @@ from graphql.language import (
     OperationDefinitionNode,
     SelectionSetNode,
     ValueNode,
+    VariableNode,
 )
 
 from scanner.api.model import GqlField
@@ -44,41 +45,51 @@ def _parse(text: str, strict: bool) -> Any:
                          where.column if where else None) from None
 
 
-def selected_fields(text: str, strict: bool = False) -> list[GqlField]:
-    """Every field selection in the document; [] when the text is not GraphQL (unless `strict`)."""
+def selected_fields(text: str, strict: bool = False, variables: tuple[str, ...] = ()) -> list[GqlField]:
+    """Every field selection in the document; [] when the text is not GraphQL (unless `strict`).
+
+    An argument given as `$name` gains the keys the request's variables hold under `name`
+    (`input: $input` with `{"input": {"active": false}}` is the argument `input.active`), at
+    the offset of `$name`.
+    """
     doc = _parse(text, strict)
     if doc is None:
         return []
     out: list[GqlField] = []
     for definition in doc.definitions:
         if isinstance(definition, OperationDefinitionNode):
-            _walk(definition.selection_set, (), _ROOTS.get(definition.operation.value), out)
+            _walk(definition.selection_set, (), _ROOTS.get(definition.operation.value), variables, out)
         elif isinstance(definition, FragmentDefinitionNode):
-            _walk(definition.selection_set, (), definition.type_condition.name.value, out)
+            _walk(definition.selection_set, (), definition.type_condition.name.value, variables, out)
     return out
 
 
-def _walk(selections: SelectionSetNode | None, parents: tuple[str, ...], on: str | None, out: list[GqlField]) -> None:
+def _walk(selections: SelectionSetNode | None, parents: tuple[str, ...], on: str | None,
+          variables: tuple[str, ...], out: list[GqlField]) -> None:
     if selections is None:
         return
     for node in selections.selections:
         if isinstance(node, FieldNode):
             args: list[tuple[str, int]] = []
             for arg in node.arguments or ():
-                _arguments(arg, "", args)
+                _arguments(arg, "", variables, args)
             out.append(GqlField(node.name.value, _start(node.name), parents, on, tuple(args)))
-            _walk(node.selection_set, (*parents, node.name.value), None, out)
+            _walk(node.selection_set, (*parents, node.name.value), None, variables, out)
         elif isinstance(node, InlineFragmentNode):
-            _walk(node.selection_set, parents, node.type_condition.name.value if node.type_condition else on, out)
+            _walk(node.selection_set, parents, node.type_condition.name.value if node.type_condition else on,
+                  variables, out)
 
 
-def _arguments(node: ArgumentNode | Any, prefix: str, out: list[tuple[str, int]]) -> None:
+def _arguments(node: ArgumentNode | Any, prefix: str, variables: tuple[str, ...], out: list[tuple[str, int]]) -> None:
     path = prefix + node.name.value
     out.append((path, _start(node.name)))
     value: ValueNode = node.value
     if isinstance(value, ObjectValueNode):
         for child in value.fields:
-            _arguments(child, path + ".", out)
+            _arguments(child, path + ".", variables, out)
+    elif isinstance(value, VariableNode) and variables:
+        name = value.name.value + "."
+        out.extend((path + "." + key[len(name):], _start(value)) for key in variables if key.startswith(name))
 
 
 def _start(node: Any) -> int:

@@ -46,7 +46,7 @@ class ApiIndex:
         elif self.graphql:
             from scanner.api import gql  # graphql-core is imported only for GraphQL text
 
-            fields = gql.selected_fields(use.text, strict)
+            fields = gql.selected_fields(use.text, strict, use.variables)
             for policy, gm in self.graphql:
                 for rule in gm.rules:
                     for f in fields:

@@ -52,10 +52,12 @@ class RestCall:
 @dataclass(frozen=True, slots=True)
 class GraphqlText:
     """A GraphQL document and the source position of each of its characters; without
-    `positions` the text is a whole file and offsets map through its lines."""
+    `positions` the text is a whole file and offsets map through its lines. `variables`: the key
+    paths of the JSON variables sent with it (`input`, `input.active`), where the request shows them."""
 
     text: str
     positions: tuple[Pos, ...] = ()
+    variables: tuple[str, ...] = ()
 
     def span(self, offset: int, length: int) -> Span:
         if self.positions:

@@ -7,6 +7,7 @@ and glab items and query strings into request fields with their exact positions.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
@@ -67,8 +68,17 @@ def _graphql_query(chars: Chars, start: int, json_body: bool) -> GraphqlText | N
         if found is None:
             return None
         value, idx = found
-        return GraphqlText(value, tuple(chars[1][start + i] for i in idx))
+        variables = (json_object(text) or {}).get("variables")
+        return GraphqlText(value, tuple(chars[1][start + i] for i in idx), tuple(key_paths(variables)))
     return GraphqlText(text, chars[1][start:])
+
+
+def key_paths(value: object, prefix: str = "") -> Iterator[str]:
+    """`a`, `a.b`, … for every key of a JSON object, nested objects included (not inside lists)."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield prefix + str(key)
+            yield from key_paths(child, prefix + str(key) + ".")
 
 
 def _redirects(args: list[Token]) -> tuple[list[Token], str | None]:
