@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
+from dataclasses import replace
 
 from scanner.api import pygitlab as pg
 from scanner.api.model import GraphqlText, Param, Read, RestCall
@@ -46,6 +48,7 @@ class Extractor:
         self.src = Source(text)
         self.uses: list[Use] = []
         self.query_context = False  # the string being evaluated is a `query` value
+        self.documents: dict[int, int] = {}  # id of a GraphQL string literal → its index in `uses`
 
     # statements -------------------------------------------------------------------------
     def block(self, body: list[ast.stmt], scope: Scope) -> None:
@@ -151,16 +154,27 @@ class Extractor:
         if "}" in text and (_GRAPHQL.match(text) or (self.query_context and text.lstrip().startswith("{"))):
             positions = self.src.string_positions(node)
             if positions:
+                self.documents[id(node)] = len(self.uses)
                 self.uses.append(GraphqlText(text, positions))
         return Url(text, node)
 
     def dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
+        found: dict[str, Value] = {}
         for k, v in zip(node.keys, node.values, strict=True):
             if k is not None:
                 self.expr(k, scope)
             self.query_context = isinstance(k, ast.Constant) and k.value == "query"
-            self.expr(v, scope)
+            value = self.expr(v, scope)
             self.query_context = False
+            if isinstance(k, ast.Constant) and k.value in ("query", "variables"):
+                found[k.value] = value
+        query, variables = found.get("query"), found.get("variables")
+        at = self.documents.get(id(query.node)) if isinstance(query, Url) else None
+        if at is not None and isinstance(variables, DictLit) and isinstance(use := self.uses[at], GraphqlText):
+            # `{"query": Q, "variables": {...}}`: the keys of the variables are arguments too (of every
+            # request that sends this document)
+            keys = dict.fromkeys((*use.variables, *_key_paths(variables.node)))
+            self.uses[at] = replace(use, variables=tuple(keys))
         return DictLit(node)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: Scope) -> Value:
@@ -261,3 +275,12 @@ def extract(text: str) -> list[Use]:
     ex = Extractor(text)
     ex.block(ast.parse(text).body, {})
     return ex.uses
+
+
+def _key_paths(node: ast.Dict, prefix: str = "") -> Iterator[str]:
+    """`a`, `a.b`, … for the literal string keys of a dict display, nested displays included."""
+    for k, v in zip(node.keys, node.values, strict=True):
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            yield prefix + k.value
+            if isinstance(v, ast.Dict):
+                yield from _key_paths(v, prefix + k.value + ".")
