@@ -31,6 +31,9 @@ class Document:
     data: Tree
     _lines: list[str] | None = field(default=None, repr=False)
     memo: dict[str, Any] = field(default_factory=dict, repr=False)  # derived views, computed once
+    # A document written inside another (`Tree.embedded`): the file's kind, its index there, and
+    # how many warnings the file's parse gave (a fix is verified by parsing the file again).
+    host: tuple[str, int, int] | None = None
 
     @property
     def lines(self) -> list[str]:

@@ -139,6 +139,10 @@ class Scan:
             self.error(path, line, message)
         doc = Document(relative(path, self.base), path, kind.name, text, data)
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
+        for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
+            inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
+            self.recorder.record(inner_doc, KINDS[inner_kind].evaluate(self.indexes[inner_kind], inner_doc),
+                                 suppressions_checked=True)
         return doc
 
     def visit(self, path: Path, real: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:

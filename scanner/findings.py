@@ -43,9 +43,11 @@ class Recorder:
     # told of every reported finding with the hit and document behind it (`sunset fix` keeps them)
     observer: Callable[[Finding, Hit, Document], None] | None = None
 
-    def record(self, doc: Document, hits: Iterable[Hit]) -> None:
+    def record(self, doc: Document, hits: Iterable[Hit], suppressions_checked: bool = False) -> None:
+        """`suppressions_checked`: the text's suppression comments were checked with another
+        document of the same file (an embedded one), so their problems are not reported again."""
         suppressions = Suppressions.scan(doc.text, self.policy_ids)
-        for problem in suppressions.problems:
+        for problem in () if suppressions_checked else suppressions.problems:
             self.report.errors.append(InputError(doc.path, problem.line, problem.message))
         occurrences: dict[tuple[str, str, str], int] = {}
         for hit in hits:

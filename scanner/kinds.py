@@ -73,7 +73,7 @@ KINDS: dict[str, Kind] = {
         "registry-config", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_registry_config
     ),
     "helm-values": Kind("helm-values", _Lazy(_SET + "parse_helm_values"), _SETTINGS_EVAL, settings.is_helm_values),
-    "compose": Kind("compose", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_compose),
+    "compose": Kind("compose", _Lazy(_SET + "parse_compose"), _SETTINGS_EVAL, settings.is_compose),
     "dockerfile": Kind("dockerfile", _Lazy(_SET + "parse_dockerfile"), _SETTINGS_EVAL, settings.is_dockerfile),
     "env-file": Kind("env-file", _Lazy(_SET + "parse_env_file"), _SETTINGS_EVAL, settings.is_env_file),
     "k8s-manifest": Kind("k8s-manifest", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_k8s_manifest),

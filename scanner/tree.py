@@ -41,6 +41,9 @@ class Tree:
     keys: set[str] = field(default_factory=set)
     # `(line, message)` for statements a parser could not read; the rest of the file was read.
     warnings: list[tuple[int | None, str]] = field(default_factory=list)
+    # Documents of another kind written inside this one, as (kind, tree) with positions in this
+    # file: a compose service's `GITLAB_OMNIBUS_CONFIG` is a `gitlab.rb`.
+    embedded: list[tuple[str, Tree]] = field(default_factory=list)
 
     def key_lines(self, index: int) -> dict[tuple[str | int, ...], int]:
         """Route → line for every key and item of one document (used for policy errors)."""

@@ -91,15 +91,23 @@ def _original(doc: Document) -> tuple[Callable[[str], list[Any]] | None, list[An
 
 
 def _parse(doc: Document, text: str) -> list[Any]:
+    """The new text read as the scan reads it: by the document's kind, or, for a document written
+    inside another (a compose file's GITLAB_OMNIBUS_CONFIG), by the file's kind, then the same
+    embedded document."""
+    kind, index, warnings = doc.host or (doc.kind, -1, len(doc.data.warnings))
     try:
-        tree = KINDS[doc.kind].parse(text)
+        tree = KINDS[kind].parse(text)
     except ParseError as exc:
         where = f" (line {exc.line})" if exc.line else ""
         raise Unverified(f"the result does not parse: {exc.message}{where}") from None
-    if len(tree.warnings) > len(doc.data.warnings):
+    if len(tree.warnings) > warnings:
         line, message = tree.warnings[-1]
         raise Unverified(f"the result has a statement sunset cannot read (line {line}: {message})")
-    return tree.roots
+    if index < 0:
+        return tree.roots
+    if index >= len(tree.embedded) or tree.embedded[index][0] != doc.kind:
+        raise Unverified(f"the result no longer holds the embedded {doc.kind} document")
+    return tree.embedded[index][1].roots
 
 
 def verify(doc: Document, text: str, expects: list[Expect]) -> None:

@@ -8,7 +8,7 @@
 | `runner-config`   | GitLab Runner `config.toml`                              | `toml.load_toml`               |
 | `registry-config` | container registry `config.yml`                          | templated YAML                 |
 | `helm-values`     | Helm `values*.yaml` (runner, agent, GitLab charts)       | templated YAML + embedded TOML |
-| `compose`         | `docker-compose*.yml`, `compose*.yaml`                   | templated YAML                 |
+| `compose`         | `docker-compose*.yml`, `compose*.yaml`                   | templated YAML + gitlab.rb     |
 | `dockerfile`      | `Dockerfile`, `Dockerfile.*`, `*.dockerfile`             | `dockerfile.parse_dockerfile`  |
 | `env-file`        | `.env`, `.env.*`, `*.env`                                | `dockerfile.parse_env_file`    |
 | `k8s-manifest`    | YAML opening with `apiVersion:` and `kind:`              | templated YAML                 |
@@ -31,7 +31,7 @@ from scanner.settings.detect import (
 )
 from scanner.settings.dockerfile import parse_dockerfile, parse_env_file
 from scanner.settings.omnibus import parse_gitlab_rb
-from scanner.settings.parsers import parse_database_yml, parse_helm_values
+from scanner.settings.parsers import parse_compose, parse_database_yml, parse_helm_values
 from scanner.settings.templated import load_templated_yaml as parse_yaml
 from scanner.settings.toml import load_toml as parse_toml
 
@@ -47,6 +47,7 @@ __all__ = [
     "is_k8s_manifest",
     "is_registry_config",
     "is_runner_config",
+    "parse_compose",
     "parse_database_yml",
     "parse_dockerfile",
     "parse_env_file",

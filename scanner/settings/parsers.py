@@ -1,21 +1,25 @@
 """The parse function of each settings kind (text → `Tree`), built from the readers beside it.
 
-Two kinds add something to plain (templated) YAML:
+Three kinds add something to plain (templated) YAML:
 
 * `database.yml` must map environment names to settings; a list or a scalar there is an
   input error for that file.
 * In the GitLab Runner Helm chart, `runners.config` is a `config.toml` written as a YAML block.
   It is read as TOML and put in the tree in place of the string, with every position mapped
   back to the values file, so `runners.config.runners[0].kubernetes.…` has an exact line.
+* In a compose file, a service's `GITLAB_OMNIBUS_CONFIG` (the Omnibus image reads it as
+  `gitlab.rb` settings) is parsed as `gitlab.rb`, positions mapped back likewise, and kept as an
+  embedded `omnibus-config` document (`Tree.embedded`), which the Omnibus policies check.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from scanner.settings.templated import load_templated_yaml
 from scanner.settings.toml import load_toml
-from scanner.shell import map_lines
+from scanner.shell import ScriptText, map_lines
 from scanner.tree import ParseError, Span, Tree
 
 
@@ -37,26 +41,72 @@ def parse_helm_values(text: str) -> Tree:
     return tree
 
 
-def _embed_toml(tree: Tree, parent: dict[str, Any], key: str, source: list[str]) -> None:
-    spans = tree.table[id(parent)]
-    script = map_lines(parent[key], spans[key][1], source)
+def parse_compose(text: str) -> Tree:
+    tree = load_templated_yaml(text)
+    source = text.splitlines()
+    for root in tree.roots:
+        services = root.get("services") if isinstance(root, dict) else None
+        for service in services.values() if isinstance(services, dict) else ():
+            env = service.get("environment") if isinstance(service, dict) else None
+            if isinstance(env, dict) and isinstance(env.get(OMNIBUS_CONFIG), str):
+                script = map_lines(env[OMNIBUS_CONFIG], tree.table[id(env)][OMNIBUS_CONFIG][1], source)
+                _embed_gitlab_rb(tree, env[OMNIBUS_CONFIG], script)
+            for i, item in enumerate(env if isinstance(env, list) else ()):
+                if isinstance(item, str) and item.startswith(OMNIBUS_CONFIG + "="):
+                    script = map_lines(item, tree.table[id(env)][i], source)
+                    _embed_gitlab_rb(tree, item, script, len(OMNIBUS_CONFIG) + 1)
+    return tree
+
+
+OMNIBUS_CONFIG = "GITLAB_OMNIBUS_CONFIG"
+
+
+def _mover(script: ScriptText, skip: int = 0) -> Callable[[Span], Span]:
+    """Spans in an embedded text (that starts `skip` characters into `script`) → spans in the file."""
 
     def move(span: Span) -> Span:
-        (line, col), (end_line, end_col) = script.position(span[0] - 1, 0), script.position(span[2] - 1, 0)
-        return (line, col + span[1] - 1, end_line, end_col + span[3] - 1)
+        shift = skip if span[0] == 1 else 0
+        line, col = script.position(span[0] - 1, span[1] - 1 + shift)
+        end_line, end_col = script.position(span[2] - 1, span[3] - 1 + (skip if span[2] == 1 else 0))
+        return (line, col, end_line, end_col)
 
+    return move
+
+
+def _move_table(sub: Tree, move: Callable[[Span], Span]) -> dict[int, Any]:
+    out: dict[int, Any] = {}
+    for container_id, entry in sub.table.items():
+        if isinstance(entry, list):
+            out[container_id] = [move(s) for s in entry]
+        else:
+            out[container_id] = {k: (move(a), move(b)) for k, (a, b) in entry.items()}
+    return out
+
+
+def _embed_gitlab_rb(tree: Tree, value: str, script: ScriptText, skip: int = 0) -> None:
+    from scanner.settings.omnibus import parse_gitlab_rb
+
+    move = _mover(script, skip)
+    try:
+        sub = parse_gitlab_rb(value[skip:])
+    except ParseError as exc:
+        tree.warnings.append((move((exc.line or 1, 1, exc.line or 1, 1))[0], f"{OMNIBUS_CONFIG}: {exc.message}"))
+        return
+    moved = Tree(sub.roots, [move(s) for s in sub.root_spans], _move_table(sub, move), sub.keys)
+    tree.warnings.extend((move((line or 1, 1, line or 1, 1))[0], f"{OMNIBUS_CONFIG}: {message}")
+                         for line, message in sub.warnings)
+    tree.embedded.append(("omnibus-config", moved))
+
+
+def _embed_toml(tree: Tree, parent: dict[str, Any], key: str, source: list[str]) -> None:
+    script = map_lines(parent[key], tree.table[id(parent)][key][1], source)
+    move = _mover(script)
     try:
         sub = load_toml(parent[key])
     except ParseError as exc:
-        tree.warnings.append((script.position((exc.line or 1) - 1, 0)[0], f"{key}: {exc.message}"))
+        tree.warnings.append((move((exc.line or 1, 1, exc.line or 1, 1))[0], f"{key}: {exc.message}"))
         return
-    for container_id, entry in sub.table.items():
-        if isinstance(entry, list):
-            tree.table[container_id] = [move(s) for s in entry]
-        else:
-            tree.table[container_id] = {k: (move(a), move(b)) for k, (a, b) in entry.items()}
+    tree.table.update(_move_table(sub, move))
     tree.keys.update(sub.keys)
-    tree.warnings.extend(
-        (script.position((line or 1) - 1, 0)[0], f"{key}: {message}") for line, message in sub.warnings
-    )
+    tree.warnings.extend((move((line or 1, 1, line or 1, 1))[0], f"{key}: {message}") for line, message in sub.warnings)
     parent[key] = sub.roots[0]
