@@ -75,8 +75,8 @@ KINDS: dict[str, Kind] = {
     "helm-values": Kind("helm-values", _Lazy(_SET + "parse_helm_values"), _SETTINGS_EVAL, settings.is_helm_values),
     "compose": Kind("compose", _Lazy(_SET + "parse_compose"), _SETTINGS_EVAL, settings.is_compose),
     "dockerfile": Kind("dockerfile", _Lazy(_SET + "parse_dockerfile"), _SETTINGS_EVAL, settings.is_dockerfile),
-    "env-file": Kind("env-file", _Lazy(_SET + "parse_env_file"), _SETTINGS_EVAL, settings.is_env_file),
-    "k8s-manifest": Kind("k8s-manifest", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_k8s_manifest),
+    "env-file": Kind("env-file", _Lazy(_SET + "parse_env"), _SETTINGS_EVAL, settings.is_env_file),
+    "k8s-manifest": Kind("k8s-manifest", _Lazy(_SET + "parse_k8s_manifest"), _SETTINGS_EVAL, settings.is_k8s_manifest),
 }
 
 if tuple(KINDS) != KIND_NAMES:  # pragma: no cover - a developer error, caught by any test run

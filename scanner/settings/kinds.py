@@ -10,8 +10,8 @@
 | `helm-values`     | Helm `values*.yaml` (runner, agent, GitLab charts)       | templated YAML + embedded TOML |
 | `compose`         | `docker-compose*.yml`, `compose*.yaml`                   | templated YAML + gitlab.rb     |
 | `dockerfile`      | `Dockerfile`, `Dockerfile.*`, `*.dockerfile`             | `dockerfile.parse_dockerfile`  |
-| `env-file`        | `.env`, `.env.*`, `*.env`                                | `dockerfile.parse_env_file`    |
-| `k8s-manifest`    | YAML opening with `apiVersion:` and `kind:`              | templated YAML                 |
+| `env-file`        | `.env`, `.env.*`, `*.env`                                | `NAME=value` lines + gitlab.rb |
+| `k8s-manifest`    | YAML opening with `apiVersion:` and `kind:`              | templated YAML + gitlab.rb     |
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from scanner.settings.detect import (
 )
 from scanner.settings.dockerfile import parse_dockerfile, parse_env_file
 from scanner.settings.omnibus import parse_gitlab_rb
-from scanner.settings.parsers import parse_compose, parse_database_yml, parse_helm_values
+from scanner.settings.parsers import parse_compose, parse_database_yml, parse_env, parse_helm_values, parse_k8s_manifest
 from scanner.settings.templated import load_templated_yaml as parse_yaml
 from scanner.settings.toml import load_toml as parse_toml
 
@@ -49,10 +49,12 @@ __all__ = [
     "is_runner_config",
     "parse_compose",
     "parse_database_yml",
+    "parse_env",
     "parse_dockerfile",
     "parse_env_file",
     "parse_gitlab_rb",
     "parse_helm_values",
+    "parse_k8s_manifest",
     "parse_toml",
     "parse_yaml",
 ]

@@ -1,15 +1,16 @@
 """The parse function of each settings kind (text → `Tree`), built from the readers beside it.
 
-Three kinds add something to plain (templated) YAML:
+Some kinds add something to what their reader gives:
 
 * `database.yml` must map environment names to settings; a list or a scalar there is an
   input error for that file.
 * In the GitLab Runner Helm chart, `runners.config` is a `config.toml` written as a YAML block.
   It is read as TOML and put in the tree in place of the string, with every position mapped
   back to the values file, so `runners.config.runners[0].kubernetes.…` has an exact line.
-* In a compose file, a service's `GITLAB_OMNIBUS_CONFIG` (the Omnibus image reads it as
-  `gitlab.rb` settings) is parsed as `gitlab.rb`, positions mapped back likewise, and kept as an
-  embedded `omnibus-config` document (`Tree.embedded`), which the Omnibus policies check.
+* `GITLAB_OMNIBUS_CONFIG` (the Omnibus image reads it as `gitlab.rb` settings) set by a compose
+  service, a Kubernetes container or an env file is parsed as `gitlab.rb`, positions mapped back
+  likewise, and kept as an embedded `omnibus-config` document (`Tree.embedded`), which the
+  Omnibus policies check.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from scanner.settings.dockerfile import parse_env_file
 from scanner.settings.templated import load_templated_yaml
 from scanner.settings.toml import load_toml
+from scanner.settings.views import containers
 from scanner.shell import ScriptText, map_lines
 from scanner.tree import ParseError, Span, Tree
 
@@ -49,12 +52,30 @@ def parse_compose(text: str) -> Tree:
         for service in services.values() if isinstance(services, dict) else ():
             env = service.get("environment") if isinstance(service, dict) else None
             if isinstance(env, dict) and isinstance(env.get(OMNIBUS_CONFIG), str):
-                script = map_lines(env[OMNIBUS_CONFIG], tree.table[id(env)][OMNIBUS_CONFIG][1], source)
-                _embed_gitlab_rb(tree, env[OMNIBUS_CONFIG], script)
+                _embed_gitlab_rb(tree, env[OMNIBUS_CONFIG], tree.table[id(env)][OMNIBUS_CONFIG][1], source)
             for i, item in enumerate(env if isinstance(env, list) else ()):
                 if isinstance(item, str) and item.startswith(OMNIBUS_CONFIG + "="):
-                    script = map_lines(item, tree.table[id(env)][i], source)
-                    _embed_gitlab_rb(tree, item, script, len(OMNIBUS_CONFIG) + 1)
+                    _embed_gitlab_rb(tree, item, tree.table[id(env)][i], source, len(OMNIBUS_CONFIG) + 1)
+    return tree
+
+
+def parse_k8s_manifest(text: str) -> Tree:
+    tree = load_templated_yaml(text)
+    source = text.splitlines()
+    for root in tree.roots:
+        for _, container in containers(root, ()):
+            env = container.get("env")
+            for item in env if isinstance(env, list) else ():
+                if isinstance(item, dict) and item.get("name") == OMNIBUS_CONFIG and isinstance(item.get("value"), str):
+                    _embed_gitlab_rb(tree, item["value"], tree.table[id(item)]["value"][1], source)
+    return tree
+
+
+def parse_env(text: str) -> Tree:
+    tree = parse_env_file(text)
+    env = tree.roots[0]
+    if isinstance(env.get(OMNIBUS_CONFIG), str):
+        _embed_gitlab_rb(tree, env[OMNIBUS_CONFIG], tree.table[id(env)][OMNIBUS_CONFIG][1], text.splitlines())
     return tree
 
 
@@ -83,10 +104,11 @@ def _move_table(sub: Tree, move: Callable[[Span], Span]) -> dict[int, Any]:
     return out
 
 
-def _embed_gitlab_rb(tree: Tree, value: str, script: ScriptText, skip: int = 0) -> None:
+def _embed_gitlab_rb(tree: Tree, value: str, span: Span, source: list[str], skip: int = 0) -> None:
+    """Read `value[skip:]`, written at `span`, as an embedded `gitlab.rb` document."""
     from scanner.settings.omnibus import parse_gitlab_rb
 
-    move = _mover(script, skip)
+    move = _mover(map_lines(value, span, source), skip)
     try:
         sub = parse_gitlab_rb(value[skip:])
     except ParseError as exc:

@@ -51,7 +51,7 @@ def env_vars(doc: Document) -> Iterator[EnvVar]:
             for route, service in _services(root, n):
                 yield from _environment(doc, service.get("environment"), route + ("environment",))
         elif doc.kind == "k8s-manifest":
-            for route, container in _containers(root, (n,)):
+            for route, container in containers(root, (n,)):
                 yield from _env_list(container.get("env"), route + ("env",))
         elif doc.kind == "helm-values" and isinstance(root, dict):
             yield from _env_list(root.get("envVars"), (n, "envVars"))
@@ -86,7 +86,7 @@ def _env_list(env: Any, route: Route) -> Iterator[EnvVar]:
                 yield EnvVar(item["name"], item.get("value", item.get("valueFrom")), route + (i, "name"), "value")
 
 
-def _containers(value: Any, route: Route, depth: int = 0) -> Iterator[tuple[Route, dict[str, Any]]]:
+def containers(value: Any, route: Route, depth: int = 0) -> Iterator[tuple[Route, dict[str, Any]]]:
     """Every container of a manifest (Pod, Deployment, Job, CronJob …): lists named
     `containers`/`initContainers` whose items have an `image`."""
     if depth > 12 or not isinstance(value, dict):
@@ -97,7 +97,7 @@ def _containers(value: Any, route: Route, depth: int = 0) -> Iterator[tuple[Rout
                 if isinstance(item, dict) and "image" in item:
                     yield route + (key, i), item
         elif isinstance(child, dict):
-            yield from _containers(child, route + (key,), depth + 1)
+            yield from containers(child, route + (key,), depth + 1)
 
 
 def command_lines(doc: Document, programs: frozenset[str]) -> Commands:
@@ -110,7 +110,7 @@ def command_lines(doc: Document, programs: frozenset[str]) -> Commands:
             for route, service in _services(root, n):
                 _invocation(doc, service, route, ("entrypoint", "command"), "image", programs, out)
         elif doc.kind == "k8s-manifest":
-            for route, container in _containers(root, (n,)):
+            for route, container in containers(root, (n,)):
                 _invocation(doc, container, route, ("command", "args"), "image", programs, out)
     return out
 
