@@ -167,12 +167,18 @@ def job_uses(doc: Document, cmds: Sequence[tuple[list[Token], ci.ScriptItem]],
         if jq is None:
             src = _source(words, by_var, by_file)
             feeding = (src, None) if src is not None else None
-            continue
-        filt, files, here = jq
-        if source is not None and source[1]:
-            by_var.pop(source[1], None)  # `X=$(curl … | jq …)`: X holds jq's output, not the response
-        target = (source[0] if source else None) or (by_var.get(here) if here else None)
-        target = target or next((by_file[f] for f in files if f in by_file), None)
-        if target is not None:
-            target.reads.extend(_reads(script, filt))
+        else:
+            _attach_reads(jq, source, by_var, by_file, script)
     return out
+
+
+def _attach_reads(jq: tuple[Token, list[str], str | None], source: tuple[RestCall, str | None] | None,
+                  by_var: dict[str, RestCall], by_file: dict[str, RestCall], script: ScriptText) -> None:
+    """A jq command's reads belong to the call whose output it reads: piped in, a variable or a file."""
+    filt, files, here = jq
+    if source is not None and source[1]:
+        by_var.pop(source[1], None)  # `X=$(curl … | jq …)`: X holds jq's output, not the response
+    target = (source[0] if source else None) or (by_var.get(here) if here else None)
+    target = target or next((by_file[f] for f in files if f in by_file), None)
+    if target is not None:
+        target.reads.extend(_reads(script, filt))

@@ -37,42 +37,42 @@ def word_chars(script: ScriptText, tok: Token) -> Chars:
     if where is None:  # positions unknown: assume the word is written as its value
         return tok.text, tuple((tok.line, tok.column + k) for k in range(len(tok.text)))
     lines = script.text.split("\n")
-    i, j = where
-    buf: list[str] = []
-    pos: list[Pos] = []
+    kept = _kept(lines, *where)  # (line index, offset) of each character of the value
+    text = "".join(lines[i][j] if j < len(lines[i]) else "\n" for i, j in kept)
+    return text, tuple(script.position(i, j) for i, j in kept)
+
+
+def _kept(lines: list[str], i: int, j: int) -> list[tuple[int, int]]:
+    """Where the characters of the word starting at line `i`, offset `j`, are: bash's quoting
+    rules; a newline inside quotes is kept at the end of its line."""
+    kept: list[tuple[int, int]] = []
     quote = ""
     while i < len(lines):
         line = lines[i]
         while j < len(line):
             ch = line[j]
-            if quote:
-                if ch == quote:
-                    quote = ""
-                elif ch == "\\" and quote == '"' and j + 1 < len(line) and line[j + 1] in '"\\$`':
-                    j += 1
-                    buf.append(line[j])
-                    pos.append(script.position(i, j))
-                else:
-                    buf.append(ch)
-                    pos.append(script.position(i, j))
+            if quote and ch == quote:
+                quote = ""
+            elif quote == '"' and ch == "\\" and j + 1 < len(line) and line[j + 1] in '"\\$`':
+                j += 1
+                kept.append((i, j))
+            elif quote:
+                kept.append((i, j))
             elif ch in "'\"":
                 quote = ch
             elif ch in " \t;|&<>":
-                return "".join(buf), tuple(pos)
+                return kept
             elif ch == "\\" and j + 1 < len(line):
                 j += 1
-                buf.append(line[j])
-                pos.append(script.position(i, j))
+                kept.append((i, j))
             elif ch != "\\":
-                buf.append(ch)
-                pos.append(script.position(i, j))
+                kept.append((i, j))
             j += 1
         if not quote:
             break
-        buf.append("\n")
-        pos.append(script.position(i, len(line)))
+        kept.append((i, len(line)))
         i, j = i + 1, 0
-    return "".join(buf), tuple(pos)
+    return kept
 
 
 def span_in(chars: Chars, offset: int, length: int) -> Span:
