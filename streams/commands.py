@@ -37,6 +37,7 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> StreamSettings:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from streams.replay import replay_file, write_json
+    from streams.report import write_text
     from streams.snapshot import load_records
 
     overrides = {k: v for k, v in _detector_overrides(args).items() if v is not None}
@@ -46,11 +47,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise StreamUsageError(f"{path}: no such file")
     seed = load_records(Path(args.allowlist_snapshot)) if args.allowlist_snapshot else []
     doc = replay_file(path, limits, seed)
+    write = write_json if args.format == "json" else write_text
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
-            write_json(doc, out)
+            write(doc, out)
     else:
-        write_json(doc, sys.stdout)
+        write(doc, sys.stdout)
     return EXIT_OK
 
 

@@ -107,3 +107,29 @@ def test_dead_letters_carry_line_numbers_and_the_rest_goes_on() -> None:
     assert doc["downloads"] == {"a/b": {"repository_download_operation": 2, "public_repository_download_operation": 0}}
     assert doc["stats"]["lines"] == 5
 
+
+
+def test_text_format_reads_the_same_document() -> None:
+    out = sunset("replay", str(SAMPLE), "--format", "text", *SAMPLE_ARGS)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout.splitlines() == [
+        "Replayed 61 lines: 62 events (1 repeated delivery counted once, 1 of types no detector reads), "
+        "2 dead letters.",
+        "Downloads: 14 in 9 projects (repository_download_operation 9, public_repository_download_operation 5).",
+        "",
+        "Findings (5):",
+        "  visibility_changed: acme/website downloaded as repository_download_operation, then as "
+        "public_repository_download_operation at 2025-06-02T09:01:10.000Z",
+        "  mass_download: Mallory Moe (66) downloaded 11 projects (limit 10) between 2025-06-02T09:01:40.000Z and "
+        "2025-06-02T09:05:00.000Z",
+        "  job_token_allowlist_gap: acme/deploy -> acme/shared-artifacts, 2 accesses 2025-06-02T09:10:01.200Z to "
+        "2025-06-02T09:11:00.800Z by Bob Roe (12); resolved at 2025-06-02T09:13:20.000Z; allowlist snapshot",
+        "  job_token_allowlist_gap: acme/app -> acme/lib, 1 access 2025-06-02T09:16:01.200Z to "
+        "2025-06-02T09:16:01.200Z by Alice Doe (11); open; allowlist snapshot",
+        "  job_token_allowlist_gap: oss/cli -> acme/payments, 1 access 2025-06-02T09:17:00.000Z to "
+        "2025-06-02T09:17:00.000Z by no user (authentication log); open; allowlist unknown",
+        "",
+        "Dead letters (2):",
+        "  line 60: invalid JSON: unexpected end of data: line 1 column 86 (char 85)",
+        "  line 61: missing event_type",
+    ]
