@@ -9,7 +9,7 @@ import pytest
 
 from scanner.policy import Policy
 from scanner.settings.dockerfile import parse_dockerfile, parse_env_file
-from scanner.settings.parsers import parse_database_yml, parse_helm_values
+from scanner.settings.parsers import parse_compose, parse_database_yml, parse_helm_values
 from scanner.settings.templated import load_templated_yaml
 from scanner.tree import ParseError
 
@@ -73,6 +73,30 @@ def test_a_broken_embedded_config_is_a_warning_on_its_line() -> None:
     tree = parse_helm_values("runners:\n  config: |\n    [[runners]]\n      shell = = 1\n      executor = 'shell'\n")
     assert tree.warnings == [(4, "config: TOML not read: expected a value")]
     assert tree.roots[0]["runners"]["config"] == {"runners": [{"executor": "shell"}]}
+
+
+def test_gitlab_omnibus_config_is_an_embedded_gitlab_rb_with_positions_in_the_compose_file() -> None:
+    text = (
+        "services:\n"
+        "  gitlab:\n"
+        "    environment:\n"
+        "      GITLAB_OMNIBUS_CONFIG: |\n"
+        "        external_url 'https://gitlab.example.com'\n"
+        "        roles ['application_role'] if ENV['X'] == (\n"
+        "        gitlab_rails['incoming_email_delivery_method'] = \"sidekiq\"\n"
+        "  mail:\n"
+        "    environment:\n"
+        "      - GITLAB_OMNIBUS_CONFIG=gitlab_rails['smtp_enable'] = true\n"
+    )
+    tree = parse_compose(text)
+    assert tree.warnings == [(6, "GITLAB_OMNIBUS_CONFIG: `(` opened here is never closed; this statement is not read")]
+    assert [kind for kind, _ in tree.embedded] == ["omnibus-config", "omnibus-config"]
+    first, second = (inner.roots[0] for _, inner in tree.embedded)
+    rails = first["gitlab_rails"]
+    assert rails == {"incoming_email_delivery_method": "sidekiq"}
+    assert tree.embedded[0][1].table[id(rails)]["incoming_email_delivery_method"][0] == (7, 22, 7, 54)
+    assert second["gitlab_rails"] == {"smtp_enable": True}
+    assert tree.embedded[1][1].table[id(second["gitlab_rails"])]["smtp_enable"][0] == (10, 44, 10, 57)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,9 @@ from scanner.settings.views import containers
 from scanner.shell import ScriptText, map_lines
 from scanner.tree import ParseError, Span, Tree
 
+OMNIBUS_CONFIG = "GITLAB_OMNIBUS_CONFIG"  # the Omnibus image reads this variable as gitlab.rb settings
+Move = Callable[[Span], Span]
+
 
 def parse_database_yml(text: str) -> Tree:
     tree = load_templated_yaml(text)
@@ -79,22 +82,23 @@ def parse_env(text: str) -> Tree:
     return tree
 
 
-OMNIBUS_CONFIG = "GITLAB_OMNIBUS_CONFIG"
-
-
-def _mover(script: ScriptText, skip: int = 0) -> Callable[[Span], Span]:
+def _mover(script: ScriptText, skip: int = 0) -> Move:
     """Spans in an embedded text (that starts `skip` characters into `script`) → spans in the file."""
 
     def move(span: Span) -> Span:
-        shift = skip if span[0] == 1 else 0
-        line, col = script.position(span[0] - 1, span[1] - 1 + shift)
+        line, col = script.position(span[0] - 1, span[1] - 1 + (skip if span[0] == 1 else 0))
         end_line, end_col = script.position(span[2] - 1, span[3] - 1 + (skip if span[2] == 1 else 0))
         return (line, col, end_line, end_col)
 
     return move
 
 
-def _move_table(sub: Tree, move: Callable[[Span], Span]) -> dict[int, Any]:
+def _line(move: Move, line: int | None) -> int:
+    """The file line of a line of the embedded text (a warning's)."""
+    return move((line or 1, 1, line or 1, 1))[0]
+
+
+def _move_table(sub: Tree, move: Move) -> dict[int, Any]:
     out: dict[int, Any] = {}
     for container_id, entry in sub.table.items():
         if isinstance(entry, list):
@@ -112,11 +116,10 @@ def _embed_gitlab_rb(tree: Tree, value: str, span: Span, source: list[str], skip
     try:
         sub = parse_gitlab_rb(value[skip:])
     except ParseError as exc:
-        tree.warnings.append((move((exc.line or 1, 1, exc.line or 1, 1))[0], f"{OMNIBUS_CONFIG}: {exc.message}"))
+        tree.warnings.append((_line(move, exc.line), f"{OMNIBUS_CONFIG}: {exc.message}"))
         return
     moved = Tree(sub.roots, [move(s) for s in sub.root_spans], _move_table(sub, move), sub.keys)
-    tree.warnings.extend((move((line or 1, 1, line or 1, 1))[0], f"{OMNIBUS_CONFIG}: {message}")
-                         for line, message in sub.warnings)
+    tree.warnings.extend((_line(move, line), f"{OMNIBUS_CONFIG}: {message}") for line, message in sub.warnings)
     tree.embedded.append(("omnibus-config", moved))
 
 
@@ -126,9 +129,9 @@ def _embed_toml(tree: Tree, parent: dict[str, Any], key: str, source: list[str])
     try:
         sub = load_toml(parent[key])
     except ParseError as exc:
-        tree.warnings.append((move((exc.line or 1, 1, exc.line or 1, 1))[0], f"{key}: {exc.message}"))
+        tree.warnings.append((_line(move, exc.line), f"{key}: {exc.message}"))
         return
     tree.table.update(_move_table(sub, move))
     tree.keys.update(sub.keys)
-    tree.warnings.extend((move((line or 1, 1, line or 1, 1))[0], f"{key}: {message}") for line, message in sub.warnings)
+    tree.warnings.extend((_line(move, line), f"{key}: {message}") for line, message in sub.warnings)
     parent[key] = sub.roots[0]
