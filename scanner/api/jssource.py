@@ -189,6 +189,7 @@ class _Js:
 
     def graphql(self) -> list[GraphqlText]:
         out: list[GraphqlText] = []
+        variables = self._variables()
         for k, tk in enumerate(self.toks):
             if tk.kind != "str" or "}" not in tk.value:
                 continue
@@ -196,8 +197,68 @@ class _Js:
             keyed = k > 1 and self.toks[k - 1].value == ":" and self.toks[k - 2].value == "query"
             if tagged or keyed or _GRAPHQL.match(tk.value):
                 text = tk.value.replace("\0", " ")
-                out.append(GraphqlText(text, tuple(self.pos(o) for o in tk.offsets)))
+                out.append(GraphqlText(text, tuple(self.pos(o) for o in tk.offsets), tuple(variables.get(k, ()))))
         return out
+
+    def _variables(self) -> dict[int, dict[str, None]]:
+        """Index of a query's string literal → the key paths of the `variables` sent with it:
+        `{query: <literal or const>, variables: {input: {active: false}}}` (union over requests)."""
+        toks = self.toks
+        out: dict[int, dict[str, None]] = {}
+        consts = {toks[k + 1].value: k + 3 for k in range(len(toks) - 3)
+                  if toks[k].value in ("const", "let", "var") and toks[k + 2].value == "="
+                  and toks[k + 3].kind == "str"}
+        for k in range(1, len(toks) - 2):
+            if toks[k].value != "variables" or toks[k + 1].value != ":" or toks[k + 2].value != "{":
+                continue
+            opener = self._enclosing(k)
+            if opener is None:
+                continue
+            sent = dict.fromkeys(_key_paths(toks, k + 2))
+            for key, value in self._object_keys(toks[opener:]):
+                if key.value == "query" and value is not None:
+                    at = next(i for i in range(opener, len(toks)) if toks[i] is value)
+                    query = at if value.kind == "str" else consts.get(value.value) if value.kind == "id" else None
+                    if query is not None:
+                        out.setdefault(query, {}).update(sent)
+        return out
+
+    def _enclosing(self, k: int) -> int | None:
+        """Index of the `{` of the object literal whose key is token `k`."""
+        depth = 0
+        for i in range(k - 1, -1, -1):
+            value = self.toks[i].value if self.toks[i].kind == "p" else ""
+            if value in (")", "]", "}"):
+                depth += 1
+            elif value in ("(", "[", "{"):
+                if depth == 0:
+                    return i if value == "{" else None
+                depth -= 1
+        return None
+
+
+def _key_paths(toks: list[Tok], start: int) -> list[str]:
+    """`a`, `a.b`, … for the keys of the object literal whose `{` is `toks[start]`, nested ones too."""
+    out: list[str] = []
+    paths: list[str | None] = []  # per open bracket: the path of the object it opens, None if not one
+    key: str | None = None
+    for k in range(start, len(toks)):
+        tk = toks[k]
+        if tk.kind == "p" and tk.value in "([{":
+            paths.append(("" if not paths else key) if tk.value == "{" else None)
+            key = None
+        elif tk.kind == "p" and tk.value in ")]}":
+            paths.pop()
+            if not paths:
+                break
+            key = None
+        elif tk.kind == "p" and tk.value == ",":
+            key = None
+        elif paths[-1] is not None and tk.kind in ("id", "str") and toks[k - 1].value in ("{", ",") \
+                and k + 1 < len(toks) and toks[k + 1].value == ":":
+            key = f"{paths[-1]}.{tk.value}" if paths[-1] else tk.value
+            out.append(key)
+    return out
 
 
 def extract(text: str) -> list[RestCall | GraphqlText]:
