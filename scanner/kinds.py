@@ -77,6 +77,8 @@ KINDS: dict[str, Kind] = {
     "dockerfile": Kind("dockerfile", _Lazy(_SET + "parse_dockerfile"), _SETTINGS_EVAL, settings.is_dockerfile),
     "env-file": Kind("env-file", _Lazy(_SET + "parse_env"), _SETTINGS_EVAL, settings.is_env_file),
     "k8s-manifest": Kind("k8s-manifest", _Lazy(_SET + "parse_k8s_manifest"), _SETTINGS_EVAL, settings.is_k8s_manifest),
+    # Last: a `gitlab.rb` is Omnibus settings, any other Ruby file a script that may call the API.
+    "ruby-source": Kind("ruby-source", _Lazy(_API + "parse_text"), _Lazy(_API + "evaluate_ruby"), api.is_ruby),
 }
 
 if tuple(KINDS) != KIND_NAMES:  # pragma: no cover - a developer error, caught by any test run

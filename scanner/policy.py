@@ -25,7 +25,7 @@ ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 KIND_NAMES: tuple[str, ...] = (
     "gitlab-ci", "shell-script", "python-source", "graphql", "js-source", "terraform",
     "omnibus-config", "gitlab-yml", "database-yml", "runner-config", "registry-config",
-    "helm-values", "compose", "dockerfile", "env-file", "k8s-manifest",
+    "helm-values", "compose", "dockerfile", "env-file", "k8s-manifest", "ruby-source",
 )
 
 

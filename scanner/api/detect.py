@@ -8,6 +8,7 @@ PY_SUFFIXES = (".py",)
 GRAPHQL_SUFFIXES = (".graphql", ".gql")
 JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 TF_SUFFIXES = (".tf",)
+RUBY_SUFFIXES = (".rb", ".rake")
 
 
 def _not_empty(path: Path) -> bool:
@@ -32,3 +33,8 @@ def is_js(path: Path) -> bool:
 
 def is_terraform(path: Path) -> bool:
     return path.suffix in TF_SUFFIXES and _not_empty(path)
+
+
+def is_ruby(path: Path) -> bool:
+    """Ruby scripts; a `gitlab.rb` is claimed before this by the Omnibus settings kind."""
+    return path.suffix in RUBY_SUFFIXES and _not_empty(path)

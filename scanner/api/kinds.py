@@ -1,5 +1,5 @@
 """The document kinds of API usage in source files: Python, GraphQL documents, JavaScript and
-TypeScript, Terraform. Each parser checks only what it must (a file that never mentions the API is not
+TypeScript, Terraform, Ruby. Each parser checks only what it must (a file that never mentions the API is not
 parsed at all); each evaluator runs the API policies on the calls its extractor finds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from scanner.api import jssource, pysource, terraform
+from scanner.api import jssource, pysource, rubysource, terraform
 from scanner.api.model import GraphqlText, RestCall
 from scanner.document import Document
 from scanner.tree import ParseError, Tree
@@ -69,3 +69,8 @@ def evaluate_js(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 def evaluate_terraform(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     if index.api:
         yield from _hits(index, list(terraform.extract(doc.text)))
+
+
+def evaluate_ruby(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    if index.api:
+        yield from _hits(index, rubysource.extract(doc.text))
