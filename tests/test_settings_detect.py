@@ -13,7 +13,8 @@ CASES = [
     ("etc/gitlab/gitlab.rb", "external_url 'https://gitlab.example.com'\n", "omnibus-config"),
     ("files/gitlab.rb.template", "# gitlab_rails['x'] = 1\nregistry['enable'] = true\n", "omnibus-config"),
     ("ansible/templates/gitlab-settings.rb", "gitlab_rails['time_zone'] = 'UTC'\n", "omnibus-config"),
-    ("lib/gitlab.rb", "module Gitlab\n  def self.config\n    Settings['x']\n  end\nend\n", "ruby-source"),  # code, not settings
+    # GitLab's own lib/gitlab.rb is code, not settings: a Ruby script
+    ("lib/gitlab.rb", "module Gitlab\n  def self.config\n    Settings['x']\n  end\nend\n", "ruby-source"),
     ("config/gitlab.yml", "production: &base\n  gitlab:\n    host: x\n", "gitlab-yml"),
     ("config/gitlab.yml.example", "production: &base\n  gitlab:\n    host: x\n", "gitlab-yml"),
     ("tools/gitlab.yml", "token: x\nprojects: [a]\n", None),
