@@ -64,7 +64,9 @@ def repo_root_of(path: Path, scan_root: Path) -> Path:
 
 def _walk(top: Path) -> Iterator[tuple[Path, list[str]]]:
     for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        # `vendor/bundle`: the gems Bundler installs into a project (CI caches often hold it)
+        vendor = os.path.basename(dirpath) == "vendor"
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (vendor and d == "bundle"))
         yield Path(dirpath), sorted(filenames)
 
 

@@ -131,3 +131,10 @@ def test_folded_block_scalars_map_findings_to_the_line_they_are_on(tmp_path: Pat
         ("graphql-runner-active", ".gitlab-ci.yml", 9, lines[8].index("active") + 1),
         ("runner-registration-token", ".gitlab-ci.yml", 11, lines[10].index("--registration-token") + 1),
     }
+
+
+def test_ruby_scripts_are_read_and_bundled_gems_are_not(tmp_path: Path, policies: list[Policy]) -> None:
+    script = ('API = ENV.fetch("CI_API_V4_URL")\n'
+              'HTTParty.put("#{API}/runners/#{ARGV[0]}", body: { active: false })\n')
+    found = _scan(tmp_path, policies, {"tools/pause.rb": script, "vendor/bundle/ruby/3.2.0/gems/x/pause.rb": script})
+    assert found == {("rest-runner-active", "tools/pause.rb", 2, script.splitlines()[1].index("active") + 1)}
