@@ -14,10 +14,9 @@ import re
 
 from scanner.api.jslex import Tok, lex
 from scanner.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
-from scanner.api.paths import api_url, query_pairs
+from scanner.api.urlcalls import GRAPHQL_TEXT, rest_call
 
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql")
-_GRAPHQL = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b[^{}]*\{")
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
 
 
@@ -167,24 +166,15 @@ class _Js:
             if not args:
                 continue
             url, offs = self._piece(args[0])
-            parts = api_url(url)
-            if parts is None:
-                continue
             method: str | None = None
             params: list[Param] = []
             if callee == "fetch" and len(args) > 1:
                 method, params = self._body(args[1])
             elif len(args) > 1:
                 params = self._params(args[1]) if callee != "get" else self._body(args[1])[1]
-            at = next((o for o in offs[parts.path_at :] if o is not None), args[0][0].start)
-            line, col = self.pos(at)
-            rest = RestCall(method or _VERBS.get(callee, "GET"), parts.path, (line, col, line, col + len(parts.path)))
-            rest.params.extend(params)
-            for name, qat, value in query_pairs(parts.query):
-                off = offs[parts.query_at + qat] if parts.query_at + qat < len(offs) else None
-                qline, qcol = self.pos(off if off is not None else at)
-                rest.params.append(Param(name, (qline, qcol, qline, qcol + len(name)), value))
-            out.append(rest)
+            call = rest_call(method or _VERBS.get(callee, "GET"), url, offs, args[0][0].start, self.pos, params)
+            if call is not None:
+                out.append(call)
         return out
 
     def graphql(self) -> list[GraphqlText]:
@@ -195,7 +185,7 @@ class _Js:
                 continue
             tagged = k > 0 and self.toks[k - 1].value in ("gql", "graphql")
             keyed = k > 1 and self.toks[k - 1].value == ":" and self.toks[k - 2].value == "query"
-            if tagged or keyed or _GRAPHQL.match(tk.value):
+            if tagged or keyed or GRAPHQL_TEXT.match(tk.value):
                 text = tk.value.replace("\0", " ")
                 out.append(GraphqlText(text, tuple(self.pos(o) for o in tk.offsets), tuple(variables.get(k, ()))))
         return out

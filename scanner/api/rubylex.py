@@ -33,72 +33,79 @@ def _single(esc: str) -> str:
     return esc if esc in "'\\" else "\\" + esc
 
 
+class _Value:
+    """A literal's value as it is read: characters with their source offsets, `#{…}` as NULs."""
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.offsets: list[int] = []
+        self.exprs: list[str] = []
+
+    def add(self, value: str, offset: int) -> None:
+        self.chars.append(value)
+        self.offsets.extend([offset] * len(value))
+
+    def interpolation(self, text: str, j: int, limit: int) -> int:
+        """Read the `#{…}` at `j` (not past `limit`); the index after it."""
+        k = min(_interpolation_end(text, j), limit)
+        self.exprs.append(text[j + 2 : k - 1])
+        self.chars.append("\0" * (k - j))
+        self.offsets.extend(range(j, k))
+        return k
+
+    def token(self, start: int, end: int) -> Tok:
+        return Tok("str", start, end, "".join(self.chars), self.offsets, self.exprs)
+
+
 def _string(text: str, i: int) -> Tok:
     """A quoted literal on one line (an unclosed one ends at the end of its line)."""
     quote, j = text[i], i + 1
-    out: list[str] = []
-    offs: list[int] = []
-    exprs: list[str] = []
+    value = _Value()
     while j < len(text) and text[j] not in (quote, "\n"):
         if text[j] == "\\" and j + 1 < len(text) and text[j + 1] != "\n":
             esc = text[j + 1]
-            value = _single(esc) if quote == "'" else _ESC.get(esc, esc)
-            out.append(value)
-            offs.extend([j] * len(value))
+            value.add(_single(esc) if quote == "'" else _ESC.get(esc, esc), j)
             j += 2
         elif quote == '"' and text.startswith("#{", j):
-            k = _interpolation_end(text, j)
-            exprs.append(text[j + 2 : k - 1])
-            out.append("\0" * (k - j))
-            offs.extend(range(j, k))
-            j = k
+            j = value.interpolation(text, j, len(text))
         else:
-            out.append(text[j])
-            offs.append(j)
+            value.add(text[j], j)
             j += 1
-    return Tok("str", i, j + 1, "".join(out), offs, exprs)
+    return value.token(i, j + 1)
 
 
-def _heredoc_body(text: str, start: int, name: str, squiggly: bool, raw: bool) -> tuple[Tok, int]:
-    """The body of a heredoc whose lines start at `start`; the token and the index after its end."""
-    out: list[str] = []
-    offs: list[int] = []
-    exprs: list[str] = []
+def _heredoc_body(text: str, start: int, name: str, raw: bool) -> tuple[Tok, int]:
+    """The body of a heredoc whose lines start at `start`; the token and the index of its
+    terminator line's end (an indented terminator is accepted whatever the heredoc's form)."""
+    value = _Value()
     i = start
     while i < len(text):
         end = text.find("\n", i)
         end = len(text) if end < 0 else end
-        line = text[i:end]
-        if line.strip() == name and (squiggly or line == name or line.lstrip() == name):
-            return Tok("str", start, end, "".join(out), offs, exprs), end
+        if text[i:end].strip() == name:
+            return value.token(start, end), end
         j = i
         while j < end:
             if not raw and text.startswith("#{", j):
-                k = min(_interpolation_end(text, j), end)
-                exprs.append(text[j + 2 : k - 1])
-                out.append("\0" * (k - j))
-                offs.extend(range(j, k))
-                j = k
+                j = value.interpolation(text, j, end)
             else:
-                out.append(text[j])
-                offs.append(j)
+                value.add(text[j], j)
                 j += 1
-        out.append("\n")
-        offs.append(end)
+        value.add("\n", end)
         i = end + 1
-    return Tok("str", start, len(text), "".join(out), offs, exprs), len(text)
+    return value.token(start, len(text)), len(text)
 
 
 def lex(text: str) -> list[Tok]:
     toks: list[Tok] = []
-    pending: list[tuple[Tok, str, bool, bool]] = []  # heredocs opened on this line: bodies follow it
+    pending: list[tuple[Tok, str, bool]] = []  # heredocs opened on this line: bodies follow it
     i = 0
     while i < len(text):
         c = text[i]
         if c == "\n":
             i += 1
-            for placeholder, name, squiggly, raw in pending:
-                body, i = _heredoc_body(text, i, name, squiggly, raw)
+            for placeholder, name, raw in pending:
+                body, i = _heredoc_body(text, i, name, raw)
                 placeholder.value, placeholder.offsets, placeholder.exprs = body.value, body.offsets, body.exprs
                 i = min(i + 1, len(text))
             pending = []
@@ -116,7 +123,7 @@ def lex(text: str) -> list[Tok]:
         elif c == "<" and (m := _HEREDOC.match(text, i)) and (not toks or toks[-1].kind == "p"
                                                              or toks[-1].value in ("puts", "return")):
             toks.append(Tok("str", i, m.end(), ""))
-            pending.append((toks[-1], m.group(3), m.group(1) == "~", m.group(2) == "'"))
+            pending.append((toks[-1], m.group(3), m.group(2) == "'"))
             i = m.end()
         elif text.startswith("::", i):
             toks.append(Tok("p", i, i + 2, "::"))

@@ -15,11 +15,10 @@ import re
 
 from scanner.api.jslex import Tok
 from scanner.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
-from scanner.api.paths import api_url, query_pairs
 from scanner.api.rubylex import lex
+from scanner.api.urlcalls import GRAPHQL_TEXT, rest_call
 
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql", re.IGNORECASE)
-_GRAPHQL = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b[^{}]*\{")
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
 _NET_HTTP = {"Get": "GET", "Post": "POST", "Put": "PUT", "Patch": "PATCH", "Delete": "DELETE"}
 _LITERALS = {"true": True, "false": False, "nil": None}
@@ -148,18 +147,7 @@ class _Rb:
 
     def _call(self, method: str, args: list[list[Tok]]) -> RestCall | None:
         url, offs = self.url(args[0])
-        parts = api_url(url)
-        if parts is None:
-            return None
-        at = next((o for o in offs[parts.path_at :] if o is not None), args[0][0].start)
-        line, col = self.pos(at)
-        call = RestCall(method, parts.path, (line, col, line, col + len(parts.path)))
-        call.params.extend(self.params(args[1:]))
-        for name, qat, value in query_pairs(parts.query):
-            off = offs[parts.query_at + qat] if parts.query_at + qat < len(offs) else None
-            qline, qcol = self.pos(off if off is not None else at)
-            call.params.append(Param(name, (qline, qcol, qline, qcol + len(name)), value))
-        return call
+        return rest_call(method, url, offs, args[0][0].start, self.pos, self.params(args[1:]))
 
     def graphql(self) -> list[GraphqlText]:
         out: list[GraphqlText] = []
@@ -167,7 +155,7 @@ class _Rb:
             if tk.kind != "str" or "}" not in tk.value:
                 continue
             keyed = k > 1 and self.toks[k - 1].value in (":", ">") and self.toks[k - 2].value in ("query", "=")
-            if keyed or _GRAPHQL.match(tk.value):
+            if keyed or GRAPHQL_TEXT.match(tk.value):
                 out.append(GraphqlText(tk.value.replace("\0", " "), tuple(self.pos(o) for o in tk.offsets)))
         return out
 
