@@ -6,19 +6,21 @@ A call is `X.get|post|put|patch|delete(URL, …)` (or without parentheses, on on
 one, `URI(…)`/`URI.parse(…)` of either, or `+` of those, that resolves to a REST v4 URL
 (`/api/v4`, `CI_API_V4_URL` in the environment). Request fields are the keys of the hash
 literals passed to the call (`body: {active: false}`, `{"active" => false}`); response reads are
-not followed. The `gitlab` gem's methods are not mapped to endpoints.
+not followed. The `gitlab` gem's methods that reach an endpoint a policy names are mapped in
+`scanner.api.rubygem` (`Gitlab.update_runner(42, active: false)`, `client.runners(…)`).
 """
 
 from __future__ import annotations
 
 import re
 
+from scanner.api import rubygem as gem
 from scanner.api.jslex import Tok
 from scanner.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
 from scanner.api.rubylex import lex
 from scanner.api.urlcalls import GRAPHQL_TEXT, rest_call
 
-PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql", re.IGNORECASE)
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|\bGitlab(?:\.|::Client)", re.IGNORECASE)
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
 _NET_HTTP = {"Get": "GET", "Post": "POST", "Put": "PUT", "Patch": "PATCH", "Delete": "DELETE"}
 _LITERALS = {"true": True, "false": False, "nil": None}
@@ -127,12 +129,18 @@ class _Rb:
     def calls(self) -> list[RestCall]:
         out: list[RestCall] = []
         t = self.toks
+        clients = {gem.CLIENT_MODULE}
         for k, tk in enumerate(t):
             if tk.kind == "id" and k + 1 < len(t) and t[k + 1].value == "=" and t[k + 2 : k + 3] and \
                     t[k + 2].value not in ("=", ">", "~"):
                 found = self.url(self.same_line(k + 1))
                 if "/api/v4" in found[0] or "CI_API_V4_URL" in found[0]:
                     self.names[tk.value] = found
+                if t[k + 2].value == gem.CLIENT_MODULE and t[k + 3 : k + 5] and t[k + 4].value in ("client", "Client"):
+                    clients.add(tk.value)  # `client = Gitlab.client(…)`, `Gitlab::Client.new(…)`
+            if tk.value in gem.METHODS and k > 1 and t[k - 1].value == "." and t[k - 2].value in clients:
+                out.append(self._gem_call(k))
+                continue
             method = None
             if tk.kind == "id" and tk.value in _VERBS and k > 0 and t[k - 1].value == ".":
                 method = _VERBS[tk.value]
@@ -144,6 +152,15 @@ class _Rb:
                 if call is not None:
                     out.append(call)
         return out
+
+    def _gem_call(self, k: int) -> RestCall:
+        verb, path, options = gem.METHODS[self.toks[k].value]
+        line, col = self.pos(self.toks[k].start)
+        call = RestCall(verb, path, (line, col, line, col + len(self.toks[k].value)))
+        args = self.args(k)
+        if options is not None:
+            call.params.extend(self.params(args[options:]))
+        return call
 
     def _call(self, method: str, args: list[list[Tok]]) -> RestCall | None:
         url, offs = self.url(args[0])
