@@ -146,3 +146,10 @@ def test_js_fetch_axios_and_comments() -> None:
         ("PUT", "/runners/{}", ["active"], []),
         ("POST", "/runners/reset_registration_token", [], []),
     ]
+
+
+def test_ruby_that_ends_mid_statement_is_read_without_error() -> None:
+    from scanner.api.rubysource import extract
+
+    assert extract("client = Gitlab.") == []
+    assert extract('client = Gitlab.client\nclient.runner("1"')[0].path == "/runners/{}"

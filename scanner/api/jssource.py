@@ -14,7 +14,7 @@ import re
 
 from scanner.api.jslex import Tok, lex
 from scanner.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
-from scanner.api.urlcalls import GRAPHQL_TEXT, rest_call
+from scanner.api.urlcalls import GRAPHQL_TEXT, document, rest_call
 
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql")
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
@@ -186,8 +186,7 @@ class _Js:
             tagged = k > 0 and self.toks[k - 1].value in ("gql", "graphql")
             keyed = k > 1 and self.toks[k - 1].value == ":" and self.toks[k - 2].value == "query"
             if tagged or keyed or GRAPHQL_TEXT.match(tk.value):
-                text = tk.value.replace("\0", " ")
-                out.append(GraphqlText(text, tuple(self.pos(o) for o in tk.offsets), tuple(variables.get(k, ()))))
+                out.append(document(tk, self.pos, tuple(variables.get(k, ()))))
         return out
 
     def _variables(self) -> dict[int, dict[str, None]]:

@@ -18,7 +18,7 @@ from scanner.api import rubygem as gem
 from scanner.api.jslex import Tok
 from scanner.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
 from scanner.api.rubylex import lex
-from scanner.api.urlcalls import GRAPHQL_TEXT, rest_call
+from scanner.api.urlcalls import GRAPHQL_TEXT, document, rest_call
 
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|\bGitlab(?:\.|::Client)", re.IGNORECASE)
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
@@ -136,7 +136,7 @@ class _Rb:
                 found = self.url(self.same_line(k + 1))
                 if "/api/v4" in found[0] or "CI_API_V4_URL" in found[0]:
                     self.names[tk.value] = found
-                if t[k + 2].value == gem.CLIENT_MODULE and t[k + 3 : k + 5] and t[k + 4].value in ("client", "Client"):
+                if t[k + 2].value == gem.CLIENT_MODULE and len(t) > k + 4 and t[k + 4].value in ("client", "Client"):
                     clients.add(tk.value)  # `client = Gitlab.client(…)`, `Gitlab::Client.new(…)`
             if tk.value in gem.METHODS and k > 1 and t[k - 1].value == "." and t[k - 2].value in clients:
                 out.append(self._gem_call(k))
@@ -173,7 +173,7 @@ class _Rb:
                 continue
             keyed = k > 1 and self.toks[k - 1].value in (":", ">") and self.toks[k - 2].value in ("query", "=")
             if keyed or GRAPHQL_TEXT.match(tk.value):
-                out.append(GraphqlText(tk.value.replace("\0", " "), tuple(self.pos(o) for o in tk.offsets)))
+                out.append(document(tk, self.pos))
         return out
 
 

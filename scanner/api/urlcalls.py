@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from scanner.api.model import Param, RestCall
+from scanner.api.jslex import Tok
+from scanner.api.model import GraphqlText, Param, RestCall
 from scanner.api.paths import api_url, query_pairs
 
 GRAPHQL_TEXT = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b[^{}]*\{")
@@ -30,3 +31,8 @@ def rest_call(method: str, url: str, offs: list[int | None], fallback: int, pos:
         qline, qcol = pos(off if off is not None else at)
         call.params.append(Param(name, (qline, qcol, qline, qcol + len(name)), value))
     return call
+
+
+def document(tk: Tok, pos: Pos, variables: tuple[str, ...] = ()) -> GraphqlText:
+    """A string literal read as a GraphQL document (an interpolation reads as spaces)."""
+    return GraphqlText(tk.value.replace("\0", " "), tuple(pos(o) for o in tk.offsets), variables)
