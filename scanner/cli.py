@@ -1,6 +1,6 @@
 """The `sunset` command. Subcommands import what they need when they run, so `scan` starts fast.
 
-Exit codes are in `scanner.exits`.
+Exit codes are in `scanner.core.exits`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from scanner import __version__, comment, fix_command
-from scanner.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from scanner import __version__
+from scanner.commands import comment
+from scanner.commands import fix as fix_command
+from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from streams.cli import register as register_stream
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -42,7 +44,7 @@ class _Progress:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
-    from scanner import scan_command
+    from scanner.commands import scan as scan_command
 
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and args.format == "text" else None
     report, plan = scan_command.run(args, progress)
@@ -60,8 +62,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
-    from scanner import docs
-    from scanner.scan_command import load
+    from scanner.commands.scan import load
+    from scanner.report import policydocs as docs
 
     policies = load(args.policies)
     if args.action == "list":

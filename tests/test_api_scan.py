@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.policy import Policy, PolicyLoadError, load_policies
+from scanner.rules.policy import Policy, PolicyLoadError, load_policies
 
 from conftest import run_scan, where
 

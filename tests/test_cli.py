@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from scanner import docs
 from scanner.cli import main
-from scanner.policy import builtin_policy_dir, load_policies
+from scanner.report import policydocs as docs
+from scanner.rules.policy import builtin_policy_dir, load_policies
 
 from conftest import ROOT
 from test_engine import DATA, write

@@ -23,10 +23,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from scanner import comment
-from scanner.model import Report
-from scanner.output.jsonfmt import report_dict
-from scanner.output.markdown import MARKER
+from scanner.commands import comment
+from scanner.core.results import Report
+from scanner.report.jsonfmt import report_dict
+from scanner.report.markdown import MARKER
 
 from conftest import ROOT, run_scan
 
@@ -192,7 +192,7 @@ def fake() -> Iterator[FakeGitLab]:
 
 @pytest.fixture(scope="module")
 def findings_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from scanner.policy import builtin_policy_dir, load_policies
+    from scanner.rules.policy import builtin_policy_dir, load_policies
 
     report = run_scan([ROOT / "samples"], load_policies([builtin_policy_dir()]))
     path = tmp_path_factory.mktemp("reports") / "findings.json"
@@ -441,6 +441,6 @@ def test_command_module_imports_no_http_client() -> None:
     import subprocess
     import sys
 
-    code = "import sys, scanner.comment; print(any(m in sys.modules for m in ('gitlab', 'requests')))"
+    code = "import sys, scanner.commands.comment; print(any(m in sys.modules for m in ('gitlab', 'requests')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"

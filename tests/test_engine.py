@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import MAX_INCLUDE_DEPTH, ScanOptions, scan
-from scanner.model import IncludeRecord, InputError, Report
-from scanner.policy import Policy, load_policies
-from scanner.versions import Version
+from scanner.core.results import IncludeRecord, InputError, Report
+from scanner.core.versions import Version
+from scanner.engine.scan import MAX_INCLUDE_DEPTH, ScanOptions, scan
+from scanner.rules.policy import Policy, load_policies
 
 from conftest import where
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scanner import docs
 from scanner.cli import main
-from scanner.policy import Policy
+from scanner.report import policydocs as docs
+from scanner.rules.policy import Policy
 
 from conftest import run_scan
 

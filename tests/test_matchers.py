@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine import ScanOptions, scan
-from scanner.model import Report
-from scanner.policy import Policy, load_policies
-from scanner.versions import Version
+from scanner.core.results import Report
+from scanner.core.versions import Version
+from scanner.engine.scan import ScanOptions, scan
+from scanner.rules.policy import Policy, load_policies
 
 from conftest import where
 from test_engine import DATA, write

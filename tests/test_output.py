@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scanner import cli
-from scanner.redact import redact_line
+from scanner.core.redact import redact_line
 
 
 class FakeClock:

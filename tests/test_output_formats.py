@@ -9,10 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from scanner.model import Report
-from scanner.output import codequality, markdown, sarif
-from scanner.output.jsonfmt import report_dict
-from scanner.policy import Policy
+from scanner.core.results import Report
+from scanner.report import codequality, markdown, sarif
+from scanner.report.jsonfmt import report_dict
+from scanner.rules.policy import Policy
 
 from conftest import ROOT, run_scan
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.policy import Policy, builtin_policy_dir, load_policies
+from scanner.rules.policy import Policy, builtin_policy_dir, load_policies
 
 from conftest import run_scan, where
 

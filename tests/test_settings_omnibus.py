@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from scanner.policy import Policy
-from scanner.settings.omnibus import parse_gitlab_rb
-from scanner.settings.ruby import tokenize
-from scanner.tree import ParseError, Tagged, Tree
+from scanner.core.tree import ParseError, Tagged, Tree
+from scanner.readers.settings.omnibus import parse_gitlab_rb
+from scanner.readers.settings.ruby import tokenize
+from scanner.rules.policy import Policy
 
 from conftest import run_scan, where
 

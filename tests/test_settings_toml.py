@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tomllib
 
-from scanner.settings.toml import load_toml
+from scanner.readers.settings.toml import load_toml
 
 CONFIG = """\
 concurrent = 4

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scanner.document import Document
-from scanner.settings.kinds import parse_dockerfile, parse_yaml
-from scanner.settings.views import command_lines, env_vars
+from scanner.core.document import Document
+from scanner.engine.settingkinds import parse_dockerfile, parse_yaml
+from scanner.readers.settings.views import command_lines, env_vars
 
 RUNNER = frozenset({"gitlab-runner"})
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from scanner.policy import Policy
-from scanner.settings.dockerfile import parse_dockerfile, parse_env_file
-from scanner.settings.parsers import parse_compose, parse_database_yml, parse_helm_values
-from scanner.settings.templated import load_templated_yaml
-from scanner.tree import ParseError
+from scanner.core.tree import ParseError
+from scanner.readers.settings.dockerfile import parse_dockerfile, parse_env_file
+from scanner.readers.settings.parsers import parse_compose, parse_database_yml, parse_helm_values
+from scanner.readers.settings.templated import load_templated_yaml
+from scanner.rules.policy import Policy
 
 from conftest import run_scan, where
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from scanner.cli import main
-from scanner.engine import ScanOptions, scan
-from scanner.model import InputError
-from scanner.policy import Policy, load_policies
-from scanner.suppress import Problem, Suppression, parse_line
-from scanner.versions import Version
+from scanner.core.results import InputError
+from scanner.core.versions import Version
+from scanner.engine.scan import ScanOptions, scan
+from scanner.engine.suppress import Problem, Suppression, parse_line
+from scanner.rules.policy import Policy, load_policies
 
 from conftest import where
 from test_engine import DATA, write

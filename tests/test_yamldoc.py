@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from scanner.tree import Tagged
-from scanner.yamldoc import MAX_DEPTH, YamlError, load_yaml
+from scanner.core.tree import Tagged
+from scanner.readers.yamldoc import MAX_DEPTH, YamlError, load_yaml
 
 SOURCE = """\
 .setup: &setup

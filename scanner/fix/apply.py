@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from scanner.document import Document
+from scanner.core.document import Document
+from scanner.core.results import Route, route_text
 from scanner.fix.plan import Change, Edit
 from scanner.fix.sites import Site
 from scanner.fix.source import value_at
 from scanner.fix.verify import Unverified, verify
-from scanner.model import Route, route_text
 
 Status = Literal["fixed", "unsafe", "skipped", "overlap", "refused", "unwritten"]
 

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scanner import ci
+from scanner.core.results import Route, route_text
+from scanner.core.tree import Span
 from scanner.fix.sites import Site
 from scanner.fix.source import SourceText, exists, refine, unquote, value_at
 from scanner.fix.specs import (
@@ -25,8 +26,7 @@ from scanner.fix.specs import (
     RenameFix,
     SetValueFix,
 )
-from scanner.model import Route, route_text
-from scanner.tree import Span
+from scanner.readers import ci
 
 Pairs = tuple[tuple[str, str], ...]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scanner.document import Document
+from scanner.commands.scan import Plan
+from scanner.core.document import Document
+from scanner.core.results import Report
 from scanner.fix.apply import ChangedOnDisk, Outcome, fix_text, unified_diff, write_atomic
 from scanner.fix.plan import Change, plan
 from scanner.fix.sites import Site, collect
 from scanner.fix.source import SourceText
-from scanner.model import Report
-from scanner.scan_command import Plan
 
 
 @dataclass(slots=True)

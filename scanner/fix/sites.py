@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scanner.discover import scan_base
-from scanner.document import Document
-from scanner.engine import Scan, ScanOptions
-from scanner.hits import Hit
-from scanner.model import Finding, Report
-from scanner.policy import Policy
+from scanner.core.document import Document
+from scanner.core.files import scan_base
+from scanner.core.results import Finding, Report
+from scanner.engine.scan import Scan, ScanOptions
+from scanner.rules.hits import Hit
+from scanner.rules.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.document import Document
-from scanner.model import Route
-from scanner.tree import Span, Tagged
+from scanner.core.document import Document
+from scanner.core.results import Route
+from scanner.core.tree import Span, Tagged
 
 _MISSING = object()
 

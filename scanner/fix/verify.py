@@ -25,10 +25,10 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from scanner.document import Document
+from scanner.core.document import Document
+from scanner.core.tree import ParseError, Tagged
+from scanner.engine.kinds import KINDS
 from scanner.fix.plan import Expect
-from scanner.kinds import KINDS
-from scanner.tree import ParseError, Tagged
 
 YAML_KINDS = frozenset(
     {"gitlab-ci", "gitlab-yml", "database-yml", "registry-config", "helm-values", "compose", "k8s-manifest"}

@@ -1,0 +1,200 @@
+"""`sunset comment --report FILE`: one sticky note on the merge request, edited on every pipeline.
+
+This module is the command: flags and CI variables become coordinates, the token is read from the
+environment, the report becomes a body (`scanner.report.markdown`), and every failure becomes one
+line on stderr with exit 2. The GitLab side (python-gitlab, retries, finding our note) lives in
+`scanner.gitlab.notes`, imported only when the command runs, so `sunset scan` never loads it.
+
+The token is never printed: it is read from an environment variable (never a flag, which would
+show in process lists), rejected without echo when malformed, and every error text is scrubbed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+EXIT_OK, EXIT_FAIL = 0, 2
+DEFAULT_TOKEN_ENV = "SUNSET_GITLAB_TOKEN"
+# Safe to repeat: the request changed nothing, or repeating it changes nothing more.
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_IDEMPOTENT = frozenset({429, 500, 502, 503, 504})
+# A POST that failed with a 5xx may still have created the note; repeating it could post a second
+# one. 429 is refused before any work is done, so only that is retried; the next pipeline finds
+# and edits a note that did land.
+RETRY_POST = frozenset({429})
+_TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
+
+
+class CommentError(Exception):
+    """Why the comment could not be posted, in one line, already free of the token."""
+
+
+class RetryPolicy(NamedTuple):
+    """How often and how long to wait when GitLab answers 429 or 5xx."""
+
+    retries: int = 5
+    backoff: float = 1.0  # seconds before the first retry when GitLab gives no Retry-After; doubles
+    max_wait: float = 120.0  # a longer Retry-After ends the retries rather than stalling the job
+    sleep: Callable[[float], None] = time.sleep
+
+    def statuses(self, method: str) -> frozenset[int]:
+        return RETRY_IDEMPOTENT if method.upper() in IDEMPOTENT else RETRY_POST
+
+    def delay(self, attempt: int, retry_after: str | None) -> float | None:
+        """Seconds to wait before retry number `attempt` (0-based), or None to stop retrying."""
+        if attempt >= self.retries:
+            return None
+        wait = retry_after_seconds(retry_after)
+        if wait is None:
+            wait = self.backoff * 2**attempt
+        return wait if wait <= self.max_wait else None
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """`Retry-After` as seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    from email.utils import parsedate_to_datetime  # rare path; keeps `sunset scan` start-up lean
+
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+class Target(NamedTuple):
+    url: str  # the server, without /api/v4
+    project: str  # numeric id or full path
+    mr: int
+
+
+def configure(subparsers: Any) -> None:
+    """Add `comment` to sunset's subparsers (argparse only; GitLab's client loads when it runs)."""
+    p = subparsers.add_parser(
+        "comment",
+        help="post or update sunset's note on a GitLab merge request",
+        description="Post the report as one note on the merge request, or edit the note posted before. "
+        "Coordinates default to GitLab CI's variables; the token comes from an environment variable.",
+    )
+    p.add_argument("--report", required=True, metavar="FILE", help="a report from `sunset scan --format json`")
+    p.add_argument("--gitlab-url", metavar="URL", help="GitLab server (default: $CI_API_V4_URL or $CI_SERVER_URL)")
+    p.add_argument("--project", metavar="ID", help="project id or full path (default: $CI_PROJECT_ID)")
+    p.add_argument("--mr", type=int, metavar="IID", help="merge request IID (default: $CI_MERGE_REQUEST_IID)")
+    p.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
+                   help=f"environment variable holding the GitLab token (default: {DEFAULT_TOKEN_ENV})")
+    p.add_argument("--dry-run", action="store_true", help="print the comment instead of posting it")
+    p.add_argument("--verbose", "-v", action="store_true", help="log requests and retries to stderr")
+    p.set_defaults(func=run)
+
+
+def _server_url(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
+    url = args.gitlab_url or env.get("CI_API_V4_URL") or env.get("CI_SERVER_URL")
+    if not url:
+        return None
+    url = url.rstrip("/")
+    url = url[: -len("/api/v4")] if url.endswith("/api/v4") else url
+    if not url.startswith(("https://", "http://")):
+        raise CommentError(f"GitLab URL must start with https:// or http://, got {url!r}")
+    return url
+
+
+def coordinates(args: argparse.Namespace, env: Mapping[str, str]) -> Target:
+    """Flags first, then GitLab CI's predefined variables."""
+    url = _server_url(args, env)
+    project = args.project or env.get("CI_PROJECT_ID")
+    mr_text = str(args.mr) if args.mr is not None else env.get("CI_MERGE_REQUEST_IID", "")
+    missing = [
+        name for name, value in (
+            ("--gitlab-url (or CI_SERVER_URL)", url),
+            ("--project (or CI_PROJECT_ID)", project),
+            ("--mr (or CI_MERGE_REQUEST_IID; set only in merge request pipelines)", mr_text),
+        ) if not value
+    ]
+    if missing or not url or not project:
+        raise CommentError("missing " + ", ".join(missing))
+    if not mr_text.isdigit() or int(mr_text) < 1:
+        raise CommentError(f"merge request IID must be a positive number, got {mr_text!r}")
+    return Target(url=url, project=project, mr=int(mr_text))
+
+
+def read_token(name: str, env: Mapping[str, str]) -> str:
+    token = env.get(name, "").strip()
+    if not token:
+        raise CommentError(f"no token: set {name} to a GitLab access token with the api scope")
+    if not _TOKEN_CHARS.fullmatch(token):
+        raise CommentError(f"{name} contains spaces or control characters; it is not a GitLab token")
+    return token
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CommentError(f"{path}: cannot read the report: {exc}") from None
+    keys = ("target", "findings", "errors", "summary")
+    if not isinstance(data, dict) or data.get("version") != 1 or any(k not in data for k in keys):
+        raise CommentError(f"{path}: not a sunset JSON report, version 1 (`sunset scan --format json`)")
+    return data
+
+
+def scrub(text: str, token: str) -> str:
+    """One line, with the token (and anything that looks like a token header) masked."""
+    if token:
+        text = text.replace(token, "****")
+    text = re.sub(r"(?i)(private-token|authorization|job-token)(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+", r"\1\2****", text)
+    return " ".join(text.split())[:500]
+
+
+def _post(target: Target, token: str, body: str, clean: bool, retry: RetryPolicy, verbose: bool) -> str:
+    import requests
+
+    from scanner.gitlab import notes as gitlab_notes
+
+    try:
+        return gitlab_notes.publish(target, token, body, clean, retry, verbose)
+    except gitlab_notes.GitlabError as exc:
+        raise CommentError(scrub(gitlab_notes.describe(exc, target), token)) from None
+    except requests.RequestException as exc:
+        raise CommentError(scrub(f"cannot reach GitLab at {target.url}: {type(exc).__name__}", token)) from None
+
+
+def _render(render: Callable[[Any, Mapping[str, str]], str], report: Any, env: Mapping[str, str], path: Path) -> str:
+    try:
+        return render(report, env)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise CommentError(f"{path}: a finding or error does not follow the JSON contract ({exc!r})") from None
+
+
+def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping[str, str] | None = None) -> int:
+    """`sunset comment`; `retry` and `env` are for tests (short waits, a fake CI)."""
+    from scanner.report import markdown
+
+    env = os.environ if env is None else env
+    try:
+        report = read_report(Path(args.report))
+        body = _render(markdown.render, report, env, Path(args.report))
+        if args.dry_run:
+            sys.stdout.write(body)
+            return EXIT_OK
+        target = coordinates(args, env)
+        token = read_token(args.token_env, env)
+        clean = markdown.is_clean(report)
+        outcome = _post(target, token, body, clean, retry or RetryPolicy(), getattr(args, "verbose", False))
+    except CommentError as exc:
+        sys.stderr.write(f"sunset comment: {exc}\n")
+        return EXIT_FAIL
+    sys.stdout.write(f"sunset comment: {outcome}\n")
+    return EXIT_OK

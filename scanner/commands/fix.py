@@ -1,0 +1,80 @@
+"""`sunset fix [PATH…]`: rewrite what the policies say can be rewritten, leaving every other byte alone.
+
+This module is the command: flags, the scan plan (shared with `sunset scan`), and what is printed.
+The work is in `scanner.fix`, imported only when the command runs. Safe fixes are applied by
+default; `--unsafe` adds the ones a person must review; `--diff` prints a unified diff and
+writes nothing. Exit status: 0 when every fix that was tried is applied (or would be, with
+`--diff`), 1 when one was refused, overlapped another or could not be written, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scanner.fix.run import FixRun
+
+EXIT_OK, EXIT_INCOMPLETE = 0, 1
+_MAX_FILE_BYTES = 2 * 1024 * 1024
+_SHOWN = {
+    "fixed": "fixed",
+    "unsafe": "unsafe, not applied",
+    "skipped": "not fixed",
+    "overlap": "not fixed",
+    "refused": "refused",
+    "unwritten": "not written",
+}
+
+
+def configure(subparsers: Any) -> None:
+    """Add `fix` to sunset's subparsers (argparse only; the fixer loads when the command runs)."""
+    p = subparsers.add_parser(
+        "fix",
+        help="rewrite deprecated usage that a policy can fix, keeping every other byte",
+        description="Apply the policies' automatic fixes to the findings `sunset scan` reports for the same "
+        "paths. Only the fixed text changes; each rewritten file is checked to still parse as intended.",
+    )
+    p.add_argument("paths", nargs="*", default=["."], help="directories or files (default: .)")
+    p.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (see docs/fix.md)")
+    p.add_argument("--diff", action="store_true", help="print a unified diff and change nothing")
+    p.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: ./.sunset.yml)")
+    # what `scanner.commands.scan.plan` reads and `sunset fix` does not offer
+    p.set_defaults(
+        func=run, target=None, baseline=None, write_baseline=None, fail_on=None, max_file_size=_MAX_FILE_BYTES
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from scanner.commands.scan import plan
+    from scanner.fix.run import run_fix
+
+    result = run_fix(plan(args), unsafe=args.unsafe, write=not args.diff)
+    report_stream = sys.stderr if args.diff else sys.stdout
+    if args.diff:
+        sys.stdout.write("".join(result.diffs))
+    for o in result.outcomes:
+        loc = o.site.finding.location
+        status = "would fix" if args.diff and o.status == "fixed" else _SHOWN[o.status]
+        report_stream.write(f"{loc.path}:{loc.line}:{loc.column}: {status} [{o.site.finding.rule_id}] {o.detail}\n")
+    report_stream.write(_summary(result, args.diff))
+    incomplete = result.count("refused") + result.count("overlap") + result.count("unwritten")
+    return EXIT_INCOMPLETE if incomplete else EXIT_OK
+
+
+def _summary(result: FixRun, diff: bool) -> str:
+    fixed, files = result.count("fixed"), result.files_changed
+    parts = [f"{'would fix' if diff else 'fixed'} {fixed} finding(s) in {files} file(s)"]
+    if n := result.count("unsafe"):
+        parts.append(f"{n} unsafe fix(es) not applied (use --unsafe)")
+    if n := result.count("skipped"):
+        parts.append(f"{n} left to you")
+    if n := result.count("overlap"):
+        parts.append(f"{n} overlapping (run again)")
+    if n := result.count("refused") + result.count("unwritten"):
+        parts.append(f"{n} refused or not written")
+    parts.append(f"{result.without_fix} finding(s) have no automatic fix")
+    errors = f"; {len(result.report.errors)} input error(s) (see `sunset scan`)" if result.report.errors else ""
+    return "sunset fix: " + "; ".join(parts) + errors + ".\n"

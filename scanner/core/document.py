@@ -1,0 +1,83 @@
+"""A parsed input file: its text, its data, and the one function that turns a route into a place.
+
+Matchers yield routes (`(0, 'include', 2, 'template')`); `Document.locate` walks the
+route through the data and reads the position from the parser's side table. Nothing
+searches the text for a finding's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from scanner.core.redact import redact_line
+from scanner.core.results import Location, Route, route_text
+from scanner.core.tree import Span, Tagged, Tree
+
+Part = Literal["key", "value"]
+
+
+class RouteError(LookupError):
+    """A route that does not lead anywhere in the document (a matcher bug)."""
+
+
+@dataclass(slots=True)
+class Document:
+    path: str  # relative to the scan base, POSIX
+    abspath: Path
+    kind: str
+    text: str
+    data: Tree
+    _lines: list[str] | None = field(default=None, repr=False)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # derived views, computed once
+    # A document written inside another (`Tree.embedded`): the file's kind, its index there, and
+    # how many warnings the file's parse gave (a fix is verified by parsing the file again).
+    host: tuple[str, int, int] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+    def line_text(self, line: int) -> str:
+        lines = self.lines
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def spans_of(self, container: Any) -> Any:
+        return self.data.table[id(container)]
+
+    def span(self, route: Route, part: Part = "key") -> Span:
+        """The span of the last step of `route`: the key itself or its value."""
+        if len(route) == 1:
+            return self.data.root_spans[route[0]]
+        container: Any = self.data.roots[route[0]]
+        for step in route[1:-1]:
+            container = _unwrap(container)
+            try:
+                container = container[step]
+            except (KeyError, IndexError, TypeError):
+                raise RouteError(f"{self.path}: no {route_text(route)}") from None
+        container = _unwrap(container)
+        spans = self.data.table.get(id(container))
+        last = route[-1]
+        if spans is None:
+            raise RouteError(f"{self.path}: no positions for {route_text(route)}")
+        if isinstance(container, dict):
+            key_span, value_span = spans[last]
+            found: Span = key_span if part == "key" else value_span
+            return found
+        item: Span = spans[last]
+        return item
+
+    def location(self, route: Route, part: Part = "key", span: Span | None = None) -> Location:
+        where = span or self.span(route, part)
+        if where[2] > where[0] and part == "value":
+            # a multi-line value (a block) is shown by its first line only
+            where = (where[0], where[1], where[0], len(self.line_text(where[0])) + 1)
+        return Location.of(self.path, where, route_text(route), redact_line(self.line_text(where[0])))
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, Tagged) else value

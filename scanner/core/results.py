@@ -1,0 +1,88 @@
+"""The immutable records a scan produces: locations, findings, input errors, includes, the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.core.tree import Span
+
+Route = tuple[Any, ...]  # document index first, then keys and sequence indexes
+
+
+def route_text(route: Route) -> str:
+    """`(0, 'include', 2, 'template')` → `include[2].template`; later documents get a `doc[N]:` prefix."""
+    parts: list[str] = []
+    for step in route[1:]:
+        if isinstance(step, int):
+            parts.append(f"[{step}]")
+        else:
+            text = str(step)
+            plain = text.replace("_", "").replace("-", "").isalnum()
+            parts.append(("." if parts else "") + (text if plain else repr(text)))
+    body = "".join(parts) or "$"
+    return f"doc[{route[0]}]:{body}" if route and route[0] else body
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: str  # relative to the scan base, POSIX separators
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    symbolic: str
+    snippet: str
+
+    @classmethod
+    def of(cls, path: str, span: Span, symbolic: str, snippet: str) -> Location:
+        return cls(path, span[0], span[1], span[2], span[3], symbolic, snippet)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule_id: str
+    title: str
+    severity: str
+    message: str
+    location: Location
+    deprecated_in: str | None
+    removed_in: str | None
+    replacement: str | None
+    docs_url: str
+    matched: str
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    path: str
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class IncludeRecord:
+    source: str
+    line: int
+    kind: str  # local | template | project | remote | component
+    target: str
+    resolved: bool
+    note: str = ""
+
+
+@dataclass(slots=True)
+class Report:
+    target: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    includes: list[IncludeRecord] = field(default_factory=list)
+    files_scanned: int = 0
+    suppressed: int = 0
+    baselined: int = 0
+
+    def severity_counts(self) -> dict[str, int]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            counts[f.severity] += 1
+        return counts

@@ -1,0 +1,99 @@
+"""`.sunset.yml`: a repository's own choices, validated like a policy (unknown keys rejected).
+
+    target: "18.0"            # release to upgrade to
+    fail_on: warning          # error | warning | info | never
+    policies:
+      select: [terraform-templates]   # only these (default: all)
+      ignore: [job-token-allowlist-enforcement]
+    severity:                 # per-policy override
+      workflow-rules-templates: info
+    exclude: ["vendor/**", "legacy/*.yml"]
+    baseline: .sunset-baseline.json
+
+Command-line flags win over the file. A broken file is `file:line: problem` and exit 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from scanner.core.tree import ParseError
+from scanner.core.versions import RELEASE_RE
+from scanner.readers.yamldoc import load_yaml
+
+
+class ConfigError(Exception):
+    """A `.sunset.yml` that cannot be used; the message is `file:line: problem`."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PolicySelection(_Strict):
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+
+
+class Config(_Strict):
+    target: str | None = Field(default=None, pattern=RELEASE_RE.pattern)
+    fail_on: Literal["error", "warning", "info", "never"] | None = None
+    policies: PolicySelection = PolicySelection()
+    severity: dict[str, Literal["error", "warning", "info"]] = {}
+    exclude: tuple[str, ...] = ()
+    baseline: str | None = None
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _release_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, float | int) else value  # `target: 18.0` unquoted
+
+
+class LoadedConfig(NamedTuple):
+    config: Config
+    path: Path
+    lines: dict[tuple[str | int, ...], int]
+
+    def line_of(self, *route: str | int) -> int:
+        for n in range(len(route), 0, -1):
+            if route[:n] in self.lines:
+                return self.lines[route[:n]]
+        return 1
+
+
+def load_config(path: Path) -> LoadedConfig:
+    try:
+        doc = load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}:1: cannot read: {exc}") from None
+    except ParseError as exc:
+        raise ConfigError(f"{path}:{exc.line or 1}: {exc.message}") from None
+    root = doc.roots[0] if doc.roots else {}
+    if not isinstance(root, dict):
+        raise ConfigError(f"{path}:1: the configuration must be a mapping")
+    lines = doc.key_lines(0) if doc.roots else {}
+    try:
+        return LoadedConfig(Config.model_validate(root), path, lines)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        line = LoadedConfig(Config(), path, lines).line_of(*loc)
+        field_name = ".".join(str(p) for p in loc)
+        raise ConfigError(f"{path}:{line}: {field_name}: {err['msg']}") from None
+
+
+def check_policy_ids(loaded: LoadedConfig, known: set[str]) -> None:
+    """Every policy id the file names must exist: a typo would silently select or ignore nothing."""
+    c = loaded.config
+    routes: list[tuple[str | int, ...]] = [("policies", "select", i) for i in range(len(c.policies.select or ()))]
+    routes += [("policies", "ignore", i) for i in range(len(c.policies.ignore))]
+    named = [*(c.policies.select or ()), *c.policies.ignore]
+    routes += [("severity", pid) for pid in c.severity]
+    named += list(c.severity)
+    for pid, route in zip(named, routes, strict=True):
+        if pid not in known:
+            line = loaded.line_of(*route)
+            raise ConfigError(f"{loaded.path}:{line}: unknown policy {pid!r}; see `sunset policies list`")

@@ -1,0 +1,96 @@
+"""From hits to findings: one finding per written place, fingerprints, suppressions, baseline.
+
+Suppressed and baselined findings are counted in the report, never silently dropped; a
+malformed suppression comment is an input error on its line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+
+from scanner.core.document import Document
+from scanner.core.results import Finding, InputError, Location, Report
+from scanner.core.versions import Version, severity_for
+from scanner.engine.suppress import Suppressions
+from scanner.rules.hits import Hit
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRules:
+    """What turns a hit into a reported finding: the target and the user's choices."""
+
+    target: Version
+    today: date = field(default_factory=date.today)
+    severity: dict[str, str] = field(default_factory=dict)  # policy id → forced severity
+    baseline: frozenset[str] = frozenset()  # fingerprints to leave out
+
+
+def fingerprint(policy_id: str, loc: Location, matched: str, nth: int) -> str:
+    """Policy, path, symbolic route and matched value (and which occurrence) — never the line."""
+    text = f"{policy_id}\0{loc.path}\0{loc.symbolic}\0{matched}\0{nth}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(slots=True)
+class Recorder:
+    report: Report
+    rules: FindingRules
+    policy_ids: frozenset[str]
+    located: set[tuple[str, str, int, int]] = field(default_factory=set)
+    # told of every reported finding with the hit and document behind it (`sunset fix` keeps them)
+    observer: Callable[[Finding, Hit, Document], None] | None = None
+
+    def record(self, doc: Document, hits: Iterable[Hit], suppressions_checked: bool = False) -> None:
+        """`suppressions_checked`: the text's suppression comments were checked with another
+        document of the same file (an embedded one), so their problems are not reported again."""
+        suppressions = Suppressions.scan(doc.text, self.policy_ids)
+        for problem in () if suppressions_checked else suppressions.problems:
+            self.report.errors.append(InputError(doc.path, problem.line, problem.message))
+        occurrences: dict[tuple[str, str, str], int] = {}
+        for hit in hits:
+            loc = doc.location(hit.route, hit.part, hit.span)
+            key = (hit.policy.id, loc.path, loc.line, loc.column)
+            if key in self.located:
+                continue  # written once, reached twice (alias, merge key): reported once
+            self.located.add(key)
+            ident = (hit.policy.id, loc.symbolic, hit.matched)
+            occurrences[ident] = nth = occurrences.get(ident, 0) + 1
+            note = ""
+            suppression = suppressions.lookup(hit.policy.id, loc.line)
+            if suppression is not None:
+                if suppression.until is None or self.rules.today <= suppression.until:
+                    self.report.suppressed += 1
+                    continue
+                note = f" (the suppression on line {suppression.line} expired on {suppression.until})"
+            print_ = fingerprint(hit.policy.id, loc, hit.matched, nth)
+            if print_ in self.rules.baseline:
+                self.report.baselined += 1
+                continue
+            found = self.finding(hit, loc, print_, note)
+            self.report.findings.append(found)
+            if self.observer is not None:
+                self.observer(found, hit, doc)
+
+    def finding(self, hit: Hit, loc: Location, print_: str, note: str) -> Finding:
+        p = hit.policy
+        data = p.data
+        message = data.message.replace("{match}", hit.matched)
+        if data.history:
+            message += " " + p.history_note()
+        severity = self.rules.severity.get(p.id) or severity_for(p.removed, data.informational, self.rules.target)
+        return Finding(
+            rule_id=p.id,
+            title=data.title,
+            severity=severity,
+            message=message + note,
+            location=loc,
+            deprecated_in=data.deprecated_in,
+            removed_in=data.removed_in,
+            replacement=data.replacement,
+            docs_url=p.docs_url,
+            matched=hit.matched,
+            fingerprint=print_,
+        )

@@ -1,0 +1,221 @@
+"""The scan: discover pipeline roots, follow their includes, evaluate policies, build the report.
+
+Each file is read, parsed and evaluated once per scan (keyed by its real path), however
+many pipelines include it. Include problems (missing files, cycles, escapes, nesting over
+GitLab's limits) are errors on the including line; the rest of the scan goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from scanner.core.document import Document
+from scanner.core.files import (
+    MAX_FILE_BYTES,
+    ReadProblem,
+    glob_regex,
+    is_pipeline_root,
+    read_text,
+    relative,
+    repo_root_of,
+    scan_base,
+    walk_files,
+)
+from scanner.core.results import Finding, IncludeRecord, InputError, Report
+from scanner.core.tree import ParseError
+from scanner.core.versions import Version
+from scanner.engine.findings import FindingRules, Recorder
+from scanner.engine.kinds import KINDS, Kind, claiming_kind
+from scanner.readers import ci
+from scanner.rules.hits import Hit
+from scanner.rules.match import PolicyIndex
+from scanner.rules.policy import Policy
+
+# GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
+MAX_INCLUDES = 150
+MAX_INCLUDE_DEPTH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    target: Version
+    max_file_bytes: int = MAX_FILE_BYTES
+    progress: Callable[[int, str], None] | None = None
+    today: date | None = None  # for suppression expiry; None = today
+    severity: dict[str, str] = field(default_factory=dict)
+    baseline: frozenset[str] = frozenset()
+    exclude: tuple[str, ...] = ()  # globs relative to the scan base
+
+
+@dataclass(slots=True)
+class _Pipeline:
+    repo: Path
+    repo_real: Path = field(init=False)
+    includes: int = 0
+    over_limit: bool = False
+
+    def __post_init__(self) -> None:
+        self.repo_real = self.repo.resolve()
+
+
+@dataclass(slots=True)
+class Scan:
+    policies: list[Policy]
+    options: ScanOptions
+    base: Path
+    observer: Callable[[Finding, Hit, Document], None] | None = None  # see `Recorder.observer`
+    report: Report = field(init=False)
+    indexes: dict[str, PolicyIndex] = field(init=False)
+    recorder: Recorder = field(init=False)
+    excluded: re.Pattern[str] | None = field(init=False)
+    seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
+
+    def __post_init__(self) -> None:
+        self.report = Report(target=str(self.options.target))
+        o = self.options
+        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
+        self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
+        self.excluded = re.compile("|".join(glob_regex(g) for g in o.exclude)) if o.exclude else None
+        self.indexes = {
+            name: PolicyIndex([p for p in self.policies if name in p.data.applies_to]) for name in KINDS
+        }
+
+    def run(self, paths: Iterable[Path]) -> Report:
+        for arg in paths:
+            arg = Path(os.path.abspath(arg))
+            if arg.is_dir():
+                for path in walk_files(arg):
+                    self.dispatch(path, arg, explicit=False)
+            elif arg.is_file():
+                self.dispatch(arg, arg.parent, explicit=True)
+            else:
+                self.error(arg, None, "no such file or directory")
+        self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
+        self.report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+        return self.report
+
+    def error(self, path: Path | str, line: int | None, message: str) -> None:
+        where = path if isinstance(path, str) else relative(path, self.base)
+        self.report.errors.append(InputError(where, line, message))
+
+    def dispatch(self, path: Path, top: Path, explicit: bool) -> None:
+        """A pipeline root starts a pipeline; a file another kind claims is checked on its own.
+        A file named on the command line that no kind claims is read as a pipeline root."""
+        kind = None if is_pipeline_root(path) else claiming_kind(path)
+        if kind is None and not explicit and not is_pipeline_root(path):
+            return
+        pipeline = _Pipeline(repo_root_of(path, top))
+        if kind is None:
+            self.visit(path, path.resolve(), pipeline, ())
+        else:
+            self.load(path, path.resolve(), pipeline, kind)
+
+    def load(self, path: Path, real: Path, pipeline: _Pipeline, kind: Kind = KINDS["gitlab-ci"]) -> Document | None:
+        """Read, parse and check a file the first time it is reached; None if unreadable or seen before."""
+        if real in self.seen:
+            return None
+        self.seen.add(real)
+        if self.excluded is not None and self.excluded.match(relative(path, self.base)):
+            return None  # the user excluded it (`exclude:` in .sunset.yml)
+        text = read_text(real, pipeline.repo_real, self.options.max_file_bytes)
+        if isinstance(text, ReadProblem):
+            self.error(path, text.line, text.message)
+            return None
+        self.report.files_scanned += 1
+        if self.options.progress:
+            self.options.progress(self.report.files_scanned, relative(path, self.base))
+        try:
+            data = kind.parse(text)
+        except ParseError as exc:
+            self.error(path, exc.line, exc.message)
+            return None
+        for line, message in data.warnings:  # statements not read; the rest of the file was
+            self.error(path, line, message)
+        doc = Document(relative(path, self.base), path, kind.name, text, data)
+        self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
+        for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
+            inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
+            self.recorder.record(inner_doc, KINDS[inner_kind].evaluate(self.indexes[inner_kind], inner_doc),
+                                 suppressions_checked=True)
+        return doc
+
+    def visit(self, path: Path, real: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
+        doc = self.load(path, real, pipeline)
+        if doc is None:
+            return
+        for entry in ci.include_entries(doc):
+            self.follow(doc, entry, pipeline, stack + (real,))
+
+    def follow(self, doc: Document, entry: ci.IncludeEntry, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
+        line = doc.span(entry.route, "value")[0]
+        if entry.kind == "invalid":
+            self.error(doc.path, line, entry.problem)
+            return
+        unresolved = "$" in entry.target
+        notes = ["child pipeline (trigger:include)"] if entry.child else []
+        notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
+        note = "; ".join(notes)
+        if entry.kind != "local" or unresolved:
+            self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, entry.target, False, note))
+            return
+        targets = self.local_targets(doc, entry.target, line, pipeline)
+        self.report.includes.append(IncludeRecord(doc.path, line, "local", entry.target, bool(targets), note))
+        for target, real in targets:
+            if entry.child:  # a child pipeline is a root of its own, with its own include limits
+                self.visit(target, real, _Pipeline(pipeline.repo), ())
+            elif real in stack:
+                chain = " → ".join(relative(p, self.base) for p in stack[stack.index(real) :] + (real,))
+                self.error(doc.path, line, f"include cycle: {chain}")
+            elif len(stack) > MAX_INCLUDE_DEPTH:
+                self.error(doc.path, line, f"includes nested deeper than GitLab's limit of {MAX_INCLUDE_DEPTH}")
+            else:
+                pipeline.includes += 1
+                if pipeline.includes > MAX_INCLUDES and not pipeline.over_limit:
+                    pipeline.over_limit = True
+                    self.error(doc.path, line, f"more than {MAX_INCLUDES} includes in one pipeline; GitLab rejects it")
+                self.visit(target, real, pipeline, stack)
+
+    def local_targets(self, doc: Document, target: str, line: int, pipeline: _Pipeline) -> list[tuple[Path, Path]]:
+        """The files a local include names, each with its resolved path, inside the repository."""
+        repo, repo_real = pipeline.repo, pipeline.repo_real
+        rel = posixpath.normpath(target.lstrip("/"))
+        if rel == ".." or rel.startswith("../") or posixpath.isabs(rel):
+            self.error(doc.path, line, f"include `{target}` escapes the repository root")
+            return []
+        if "*" not in rel:
+            path = repo / rel
+            if not path.is_file():
+                self.error(doc.path, line, f"local include `{target}` does not exist")
+                return []
+            real = path.resolve()
+            if not real.is_relative_to(repo_real):
+                self.error(doc.path, line, f"include `{target}` escapes the repository root (symlink)")
+                return []
+            return [(path, real)]
+        found = [(p, r) for p in _glob(repo, rel) if (r := p.resolve()).is_relative_to(repo_real)]
+        if not found:
+            self.error(doc.path, line, f"local include pattern `{target}` matches no file")
+        return found
+
+
+def _glob(repo: Path, pattern: str) -> list[Path]:
+    """GitLab's `include:local` wildcards: `*` within one folder, `**` across folders."""
+    rx = re.compile(glob_regex(pattern))
+    out = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            rel = Path(dirpath, name).relative_to(repo).as_posix()
+            if name.endswith((".yml", ".yaml")) and rx.match(rel):
+                out.append(Path(dirpath, name))
+    return out
+
+
+def scan(paths: list[Path], policies: list[Policy], options: ScanOptions) -> Report:
+    return Scan(policies, options, scan_base(paths)).run(paths)

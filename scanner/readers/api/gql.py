@@ -1,0 +1,96 @@
+"""GraphQL documents parsed with graphql-core: every selected field, its parents, its type where
+the document says it (operation root, fragment and inline-fragment type conditions) and its
+arguments, each with the offset of its name.
+
+This module imports graphql-core; import it only where a GraphQL document is parsed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import GraphQLError, parse
+from graphql.language import (
+    ArgumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    InlineFragmentNode,
+    ObjectValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValueNode,
+    VariableNode,
+)
+
+from scanner.core.tree import ParseError
+from scanner.readers.api.model import GqlField
+
+MAX_TOKENS = 100_000  # graphql-core stops parsing past this; a document that large is not a query
+_ROOTS = {"query": "Query", "mutation": "Mutation", "subscription": "Subscription"}
+
+
+def check(text: str) -> None:
+    """Raise `ParseError` (with line and column) when `text` is not a GraphQL document."""
+    _parse(text, strict=True)
+
+
+def _parse(text: str, strict: bool) -> Any:
+    try:
+        return parse(text, max_tokens=MAX_TOKENS)
+    except GraphQLError as exc:
+        if not strict:
+            return None
+        where = exc.locations[0] if exc.locations else None
+        raise ParseError(f"invalid GraphQL: {exc.message}", where.line if where else None,
+                         where.column if where else None) from None
+
+
+def selected_fields(text: str, strict: bool = False, variables: tuple[str, ...] = ()) -> list[GqlField]:
+    """Every field selection in the document; [] when the text is not GraphQL (unless `strict`).
+
+    An argument given as `$name` gains the keys the request's variables hold under `name`
+    (`input: $input` with `{"input": {"active": false}}` is the argument `input.active`), at
+    the offset of `$name`.
+    """
+    doc = _parse(text, strict)
+    if doc is None:
+        return []
+    out: list[GqlField] = []
+    for definition in doc.definitions:
+        if isinstance(definition, OperationDefinitionNode):
+            _walk(definition.selection_set, (), _ROOTS.get(definition.operation.value), variables, out)
+        elif isinstance(definition, FragmentDefinitionNode):
+            _walk(definition.selection_set, (), definition.type_condition.name.value, variables, out)
+    return out
+
+
+def _walk(selections: SelectionSetNode | None, parents: tuple[str, ...], on: str | None,
+          variables: tuple[str, ...], out: list[GqlField]) -> None:
+    if selections is None:
+        return
+    for node in selections.selections:
+        if isinstance(node, FieldNode):
+            args: list[tuple[str, int]] = []
+            for arg in node.arguments or ():
+                _arguments(arg, "", variables, args)
+            out.append(GqlField(node.name.value, _start(node.name), parents, on, tuple(args)))
+            _walk(node.selection_set, (*parents, node.name.value), None, variables, out)
+        elif isinstance(node, InlineFragmentNode):
+            _walk(node.selection_set, parents, node.type_condition.name.value if node.type_condition else on,
+                  variables, out)
+
+
+def _arguments(node: ArgumentNode | Any, prefix: str, variables: tuple[str, ...], out: list[tuple[str, int]]) -> None:
+    path = prefix + node.name.value
+    out.append((path, _start(node.name)))
+    value: ValueNode = node.value
+    if isinstance(value, ObjectValueNode):
+        for child in value.fields:
+            _arguments(child, path + ".", variables, out)
+    elif isinstance(value, VariableNode) and variables:
+        name = value.name.value + "."
+        out.extend((path + "." + key[len(name):], _start(value)) for key in variables if key.startswith(name))
+
+
+def _start(node: Any) -> int:
+    return int(node.loc.start) if node.loc is not None else 0

@@ -1,0 +1,259 @@
+"""JavaScript and TypeScript: `fetch`/`axios`-style calls to the REST API and GraphQL documents
+in string and template literals (`gql\\`...\\``).
+
+The lexer (`scanner.readers.api.jslex`) skips comments and reads literals with the offset of every
+character. A call is
+`fetch(URL, {method, body: JSON.stringify({...})})` or `X.get|post|put|patch|delete(URL, body)`
+where URL is a literal, a template or a `+` concatenation that resolves to a REST v4 URL
+(`/api/v4`, `CI_API_V4_URL`, or a const set to one). Response reads are not followed in JS.
+"""
+
+from __future__ import annotations
+
+import re
+
+from scanner.readers.api.jslex import Tok, lex
+from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
+from scanner.readers.api.urlcalls import GRAPHQL_TEXT, document, rest_call
+
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql")
+_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
+
+
+class _Js:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = lex(text)
+        self.starts = line_starts(text)
+        self.bases = self._bases()
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        return offset_pos(self.starts, offset)
+
+    def _bases(self) -> set[str]:
+        """`const API = \\`${process.env.CI_SERVER_URL}/api/v4\\`` and the like."""
+        out: set[str] = set()
+        t = self.toks
+        for k in range(len(t) - 3):
+            if t[k].value in ("const", "let", "var") and t[k + 1].kind == "id" and t[k + 2].value == "=":
+                line_end = self.text.find("\n", t[k + 3].start)
+                rhs = self.text[t[k + 3].start : line_end if line_end >= 0 else len(self.text)]
+                if "/api/v4" in rhs or "CI_API_V4_URL" in rhs:
+                    out.add(t[k + 1].value)
+        return out
+
+    def _piece(self, toks: list[Tok]) -> tuple[str, list[int | None]]:
+        """The URL an argument expression builds, with the source offset of each literal char."""
+        url: list[str] = []
+        offs: list[int | None] = []
+        k = 0
+        while k < len(toks):
+            tk = toks[k]
+            if tk.kind == "str":
+                for ch, off, expr in self._template_chars(tk):
+                    url.append(ch)
+                    offs.append(None if expr else off)
+            elif tk.kind == "id":
+                while k + 2 < len(toks) and toks[k + 1].value == "." and toks[k + 2].kind == "id":
+                    k += 2  # `process.env.CI_API_V4_URL`: the last name says what it is
+                last = toks[k].value
+                text = "$CI_API_V4_URL" if last in self.bases or last == "CI_API_V4_URL" else "{}"
+                url.append(text)
+                offs.extend([None] * len(text))
+            k += 1
+        return "".join(url), offs
+
+    def _template_chars(self, tk: Tok) -> list[tuple[str, int, bool]]:
+        out: list[tuple[str, int, bool]] = []
+        exprs = iter(tk.exprs)
+        i = 0
+        while i < len(tk.value):
+            if tk.value[i] == "\0":
+                j = i
+                while j < len(tk.value) and tk.value[j] == "\0":
+                    j += 1
+                expr = next(exprs, "")
+                known = "CI_API_V4_URL" in expr or expr.strip() in self.bases
+                for ch in "$CI_API_V4_URL" if known else "{}":
+                    out.append((ch, tk.offsets[i], True))
+                i = j
+            else:
+                out.append((tk.value[i], tk.offsets[i], False))
+                i += 1
+        return out
+
+    def _args(self, open_at: int) -> list[list[Tok]]:
+        """The top-level arguments of the call whose `(` is token `open_at`."""
+        args: list[list[Tok]] = [[]]
+        depth = 0
+        for tk in self.toks[open_at + 1 :]:
+            if tk.kind == "p" and tk.value in "([{":
+                depth += 1
+            elif tk.kind == "p" and tk.value in ")]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif tk.kind == "p" and tk.value == "," and depth == 0:
+                args.append([])
+                continue
+            args[-1].append(tk)
+        return [a for a in args if a]
+
+    def _object_keys(self, toks: list[Tok]) -> list[tuple[Tok, Tok | None]]:
+        """Keys of the first object literal in `toks` (depth 1), with the token after `:`."""
+        out: list[tuple[Tok, Tok | None]] = []
+        depth = 0
+        for k, tk in enumerate(toks):
+            if tk.kind == "p" and tk.value in "([{":
+                depth += 1
+                if depth == 1 and tk.value != "{":
+                    return out
+                continue
+            if tk.kind == "p" and tk.value in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return out
+                continue
+            prev = toks[k - 1].value if k else ""
+            nxt = toks[k + 1] if k + 1 < len(toks) else None
+            if depth == 1 and tk.kind in ("id", "str") and prev in ("{", ",") and nxt is not None:
+                if nxt.value == ":":
+                    out.append((tk, toks[k + 2] if k + 2 < len(toks) else None))
+                elif nxt.value in (",", "}") and tk.kind == "id":
+                    out.append((tk, None))
+        return out
+
+    def _params(self, toks: list[Tok]) -> list[Param]:
+        out: list[Param] = []
+        for key, value in self._object_keys(toks):
+            name = key.value
+            start = key.offsets[0] if key.kind == "str" and key.offsets else key.start
+            line, col = self.pos(start)
+            lit: object = UNKNOWN
+            if value is not None and value.kind == "id" and value.value in ("null", "true", "false"):
+                lit = {"null": None, "true": True, "false": False}[value.value]
+            elif value is not None and value.kind == "str":
+                lit = value.value
+            out.append(Param(name, (line, col, line, col + len(name)), lit))
+        return out
+
+    def _body(self, options: list[Tok]) -> tuple[str | None, list[Param]]:
+        """fetch options: `method` and the keys of `body: JSON.stringify({...})` or params."""
+        method: str | None = None
+        params: list[Param] = []
+        for key, value in self._object_keys(options):
+            if key.value == "method" and value is not None and value.kind == "str":
+                method = value.value.upper()
+            elif key.value in ("body", "params", "data", "json") and value is not None:
+                at = next(i for i, t in enumerate(options) if t is value)
+                rest = options[at:]
+                inner = next((i for i, t in enumerate(rest) if t.value == "{"), None)
+                if inner is not None:
+                    params.extend(self._params(rest[inner:]))
+        return method, params
+
+    def calls(self) -> list[RestCall]:
+        out: list[RestCall] = []
+        t = self.toks
+        for k, tk in enumerate(t):
+            if tk.value != "(" or tk.kind != "p" or k == 0 or t[k - 1].kind != "id":
+                continue
+            callee = t[k - 1].value
+            is_method = k >= 2 and t[k - 2].value == "."
+            if not ((callee == "fetch" and not is_method) or (callee in _VERBS and is_method)):
+                continue
+            args = self._args(k)
+            if not args:
+                continue
+            url, offs = self._piece(args[0])
+            method: str | None = None
+            params: list[Param] = []
+            if callee == "fetch" and len(args) > 1:
+                method, params = self._body(args[1])
+            elif len(args) > 1:
+                params = self._params(args[1]) if callee != "get" else self._body(args[1])[1]
+            call = rest_call(method or _VERBS.get(callee, "GET"), url, offs, args[0][0].start, self.pos, params)
+            if call is not None:
+                out.append(call)
+        return out
+
+    def graphql(self) -> list[GraphqlText]:
+        out: list[GraphqlText] = []
+        variables = self._variables()
+        for k, tk in enumerate(self.toks):
+            if tk.kind != "str" or "}" not in tk.value:
+                continue
+            tagged = k > 0 and self.toks[k - 1].value in ("gql", "graphql")
+            keyed = k > 1 and self.toks[k - 1].value == ":" and self.toks[k - 2].value == "query"
+            if tagged or keyed or GRAPHQL_TEXT.match(tk.value):
+                out.append(document(tk, self.pos, tuple(variables.get(k, ()))))
+        return out
+
+    def _variables(self) -> dict[int, dict[str, None]]:
+        """Index of a query's string literal → the key paths of the `variables` sent with it:
+        `{query: <literal or const>, variables: {input: {active: false}}}` (union over requests)."""
+        toks = self.toks
+        out: dict[int, dict[str, None]] = {}
+        consts = {toks[k + 1].value: k + 3 for k in range(len(toks) - 3)
+                  if toks[k].value in ("const", "let", "var") and toks[k + 2].value == "="
+                  and toks[k + 3].kind == "str"}
+        for k in range(1, len(toks) - 2):
+            if toks[k].value != "variables" or toks[k + 1].value != ":" or toks[k + 2].value != "{":
+                continue
+            opener = self._enclosing(k)
+            if opener is None:
+                continue
+            sent = dict.fromkeys(_key_paths(toks, k + 2))
+            for key, value in self._object_keys(toks[opener:]):
+                if key.value == "query" and value is not None:
+                    at = next(i for i in range(opener, len(toks)) if toks[i] is value)
+                    query = at if value.kind == "str" else consts.get(value.value) if value.kind == "id" else None
+                    if query is not None:
+                        out.setdefault(query, {}).update(sent)
+        return out
+
+    def _enclosing(self, k: int) -> int | None:
+        """Index of the `{` of the object literal whose key is token `k`."""
+        depth = 0
+        for i in range(k - 1, -1, -1):
+            value = self.toks[i].value if self.toks[i].kind == "p" else ""
+            if value in (")", "]", "}"):
+                depth += 1
+            elif value in ("(", "[", "{"):
+                if depth == 0:
+                    return i if value == "{" else None
+                depth -= 1
+        return None
+
+
+def _key_paths(toks: list[Tok], start: int) -> list[str]:
+    """`a`, `a.b`, … for the keys of the object literal whose `{` is `toks[start]`, nested ones too."""
+    out: list[str] = []
+    paths: list[str | None] = []  # per open bracket: the path of the object it opens, None if not one
+    key: str | None = None
+    for k in range(start, len(toks)):
+        tk = toks[k]
+        if tk.kind == "p" and tk.value in "([{":
+            paths.append(("" if not paths else key) if tk.value == "{" else None)
+            key = None
+        elif tk.kind == "p" and tk.value in ")]}":
+            paths.pop()
+            if not paths:
+                break
+            key = None
+        elif tk.kind == "p" and tk.value == ",":
+            key = None
+        elif paths[-1] is not None and tk.kind in ("id", "str") and toks[k - 1].value in ("{", ",") \
+                and k + 1 < len(toks) and toks[k + 1].value == ":":
+            key = f"{paths[-1]}.{tk.value}" if paths[-1] else tk.value
+            out.append(key)
+    return out
+
+
+def extract(text: str) -> list[RestCall | GraphqlText]:
+    """REST calls and GraphQL documents in a JavaScript or TypeScript file."""
+    if not PREFILTER.search(text):
+        return []
+    js = _Js(text)
+    uses: list[RestCall | GraphqlText] = [*js.calls(), *js.graphql()]
+    return uses

@@ -1,0 +1,211 @@
+"""Ruby scripts: REST calls through HTTParty, Faraday, RestClient-style clients and `Net::HTTP`,
+and GraphQL documents in strings and heredocs.
+
+A call is `X.get|post|put|patch|delete(URL, …)` (or without parentheses, on one line) and
+`Net::HTTP::Get|Post|Put|Patch|Delete.new(URL)`, where URL is a string literal, a name assigned
+one, `URI(…)`/`URI.parse(…)` of either, or `+` of those, that resolves to a REST v4 URL
+(`/api/v4`, `CI_API_V4_URL` in the environment). Request fields are the keys of the hash
+literals passed to the call (`body: {active: false}`, `{"active" => false}`); response reads are
+not followed. The `gitlab` gem's methods that reach an endpoint a policy names are mapped in
+`scanner.readers.api.rubygem` (`Gitlab.update_runner(42, active: false)`, `client.runners(…)`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from scanner.readers.api import rubygem as gem
+from scanner.readers.api.jslex import Tok
+from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
+from scanner.readers.api.rubylex import lex
+from scanner.readers.api.urlcalls import GRAPHQL_TEXT, document, rest_call
+
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|\bGitlab(?:\.|::Client)", re.IGNORECASE)
+_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
+_NET_HTTP = {"Get": "GET", "Post": "POST", "Put": "PUT", "Patch": "PATCH", "Delete": "DELETE"}
+_LITERALS = {"true": True, "false": False, "nil": None}
+Url = tuple[str, list[int | None]]  # a URL and the source offset of each character (None: not written here)
+
+
+class _Rb:
+    def __init__(self, text: str) -> None:
+        self.text, self.toks, self.starts = text, lex(text), line_starts(text)
+        self.names: dict[str, Url] = {}  # names assigned a URL-like expression, in file order
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        return offset_pos(self.starts, offset)
+
+    def same_line(self, k: int) -> list[Tok]:
+        """The tokens after token `k` up to the end of its line."""
+        end = self.text.find("\n", self.toks[k].end)
+        end = len(self.text) if end < 0 else end
+        return [t for t in self.toks[k + 1 :] if t.start < end] if k + 1 < len(self.toks) else []
+
+    def url(self, toks: list[Tok]) -> Url:
+        """The URL an expression builds: strings, names assigned one, `URI(…)`, `+`."""
+        text: list[str] = []
+        offs: list[int | None] = []
+        for k, tk in enumerate(toks):
+            if tk.kind == "str" and tk.value == "CI_API_V4_URL":  # `ENV["CI_API_V4_URL"]`, `ENV.fetch(…)`
+                text.append("$CI_API_V4_URL")
+                offs.extend([None] * 14)
+            elif tk.kind == "str":
+                exprs = iter(tk.exprs)
+                i = 0
+                while i < len(tk.value):
+                    if tk.value[i] == "\0":
+                        j = i
+                        while j < len(tk.value) and tk.value[j] == "\0":
+                            j += 1
+                        piece, where = self._interpolated(next(exprs, ""))
+                        text.append(piece)
+                        offs.extend(where)
+                        i = j
+                    else:
+                        text.append(tk.value[i])
+                        offs.append(tk.offsets[i])
+                        i += 1
+            elif tk.kind == "id" and tk.value in self.names and (k == 0 or toks[k - 1].value != "."):
+                piece, where = self.names[tk.value]
+                text.append(piece)
+                offs.extend(where)
+        return "".join(text), offs
+
+    def _interpolated(self, expr: str) -> Url:
+        name = expr.strip()
+        if "CI_API_V4_URL" in expr:
+            return "$CI_API_V4_URL", [None] * 14
+        if name in self.names:
+            return self.names[name]
+        return "{}", [None, None]
+
+    def args(self, k: int) -> list[list[Tok]]:
+        """The arguments after the callee at token `k`: in parentheses, or to the end of the line."""
+        toks = self.toks
+        if k + 1 < len(toks) and toks[k + 1].value == "(" and toks[k + 1].start == toks[k].end:
+            inner, depth = [], 0
+            for tk in toks[k + 2 :]:
+                if tk.kind == "p" and tk.value in "([{)]}":
+                    depth += 1 if tk.value in "([{" else -1
+                if depth < 0:
+                    break
+                inner.append(tk)
+        else:
+            inner = self.same_line(k)
+        out: list[list[Tok]] = [[]]
+        depth = 0
+        for tk in inner:
+            if tk.kind == "p" and tk.value in "([{":
+                depth += 1
+            elif tk.kind == "p" and tk.value in ")]}":
+                depth -= 1
+            elif tk.kind == "p" and tk.value == "," and depth == 0:
+                out.append([])
+                continue
+            out[-1].append(tk)
+        return [a for a in out if a]
+
+    def params(self, args: list[list[Tok]]) -> list[Param]:
+        """Keys of the hash literals among the arguments (also under `body:`/`query:`; not `headers:`)."""
+        out: list[Param] = []
+        for arg in args:
+            skip_to = -1  # the end of the value of `headers:`
+            for k, tk in enumerate(arg):
+                value = _key_value(arg, k) if k > skip_to else None
+                if value is None or tk.value in ("body", "query", "params", "json", "form"):
+                    continue
+                if tk.value == "headers":
+                    skip_to = _closing(arg, arg.index(value))
+                    continue
+                line, col = self.pos(tk.offsets[0] if tk.kind == "str" and tk.offsets else tk.start)
+                lit: object = UNKNOWN
+                if value.kind == "id" and value.value in _LITERALS:
+                    lit = _LITERALS[value.value]
+                elif value.kind == "str":
+                    lit = value.value
+                out.append(Param(tk.value, (line, col, line, col + len(tk.value)), lit))
+        return out
+
+    def calls(self) -> list[RestCall]:
+        out: list[RestCall] = []
+        t = self.toks
+        clients = {gem.CLIENT_MODULE}
+        for k, tk in enumerate(t):
+            if tk.kind == "id" and k + 1 < len(t) and t[k + 1].value == "=" and t[k + 2 : k + 3] and \
+                    t[k + 2].value not in ("=", ">", "~"):
+                found = self.url(self.same_line(k + 1))
+                if "/api/v4" in found[0] or "CI_API_V4_URL" in found[0]:
+                    self.names[tk.value] = found
+                if t[k + 2].value == gem.CLIENT_MODULE and len(t) > k + 4 and t[k + 4].value in ("client", "Client"):
+                    clients.add(tk.value)  # `client = Gitlab.client(…)`, `Gitlab::Client.new(…)`
+            if tk.value in gem.METHODS and k > 1 and t[k - 1].value == "." and t[k - 2].value in clients:
+                out.append(self._gem_call(k))
+                continue
+            method = None
+            if tk.kind == "id" and tk.value in _VERBS and k > 0 and t[k - 1].value == ".":
+                method = _VERBS[tk.value]
+            elif tk.value == "new" and k >= 6 and t[k - 1].value == "." and t[k - 2].value in _NET_HTTP \
+                    and t[k - 3].value == "::" and t[k - 4].value == "HTTP":
+                method = _NET_HTTP[t[k - 2].value]
+            if method is not None and (args := self.args(k)):
+                call = self._call(method, args)
+                if call is not None:
+                    out.append(call)
+        return out
+
+    def _gem_call(self, k: int) -> RestCall:
+        verb, path, options = gem.METHODS[self.toks[k].value]
+        line, col = self.pos(self.toks[k].start)
+        call = RestCall(verb, path, (line, col, line, col + len(self.toks[k].value)))
+        args = self.args(k)
+        if options is not None:
+            call.params.extend(self.params(args[options:]))
+        return call
+
+    def _call(self, method: str, args: list[list[Tok]]) -> RestCall | None:
+        url, offs = self.url(args[0])
+        return rest_call(method, url, offs, args[0][0].start, self.pos, self.params(args[1:]))
+
+    def graphql(self) -> list[GraphqlText]:
+        out: list[GraphqlText] = []
+        for k, tk in enumerate(self.toks):
+            if tk.kind != "str" or "}" not in tk.value:
+                continue
+            keyed = k > 1 and self.toks[k - 1].value in (":", ">") and self.toks[k - 2].value in ("query", "=")
+            if keyed or GRAPHQL_TEXT.match(tk.value):
+                out.append(document(tk, self.pos))
+        return out
+
+
+def extract(text: str) -> list[RestCall | GraphqlText]:
+    """REST calls and GraphQL documents in a Ruby file."""
+    if not PREFILTER.search(text):
+        return []
+    rb = _Rb(text)
+    uses: list[RestCall | GraphqlText] = [*rb.calls(), *rb.graphql()]
+    return uses
+
+
+def _key_value(arg: list[Tok], k: int) -> Tok | None:
+    """The value token when `arg[k]` is a hash key (`key:` or `"key" =>`/`:key =>`), else None."""
+    tk = arg[k]
+    if k > 0 and arg[k - 1].value not in ("{", ",", "("):
+        return None
+    if tk.kind == "id" and k + 2 < len(arg) and arg[k + 1].value == ":" and arg[k + 1].start == tk.end:
+        return arg[k + 2]
+    if tk.kind in ("str", "id") and k + 3 < len(arg) and arg[k + 1].value == "=" and arg[k + 2].value == ">":
+        return arg[k + 3]
+    return None
+
+
+def _closing(toks: list[Tok], k: int) -> int:
+    """Index of the bracket closing the one at `k` (`k` itself when it is not an opening one)."""
+    if toks[k].kind != "p" or toks[k].value not in "([{":
+        return k
+    depth = 0
+    for i in range(k, len(toks)):
+        if toks[i].kind == "p" and toks[i].value in "([{)]}":
+            depth += 1 if toks[i].value in "([{" else -1
+            if depth == 0:
+                return i
+    return len(toks)

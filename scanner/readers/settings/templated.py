@@ -1,0 +1,117 @@
+"""YAML that a template engine fills in: ERB (`<%= … %>`), Mustache/Jinja (`{{VAR}}`, `{% … %}`).
+
+Settings files such as a source install's `config/gitlab.yml` and `database.yml`, or a Docker
+image's copy of them, are often templates. Each template expression is replaced by private-use
+characters of the same length, so libyaml reads the text and every position stays exact; a
+tag alone on its line that outputs nothing YAML can place (`<% if … %>`, `{% endif %}`,
+`{{- end }}`) becomes blank. Afterwards each value or key that held an expression gets the
+expression's text back in place of its placeholder: a value `{{IMAP_PORT}}` is the string
+`"{{IMAP_PORT}}"`, present but never equal to a literal.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import Any
+
+from scanner.core.tree import Span, Tree
+from scanner.readers.yamldoc import load_yaml
+
+STANDINS = ("\ue001", "\ue002")  # alternated, so two expressions side by side stay two
+_TEMPLATE = re.compile(r"<%.*?%>|\{\{.*?\}\}|\{%.*?%\}", re.S)
+_RUN = re.compile("\ue001+|\ue002+")
+MARKERS = ("<%", "{{", "{%")
+
+
+def is_templated(text: str) -> bool:
+    return any(m in text for m in MARKERS)
+
+
+def _neutralize(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """The text with expressions replaced, and each replaced expression's offset and text."""
+    replaced: list[tuple[int, str]] = []
+
+    def replace(m: re.Match[str]) -> str:
+        tag = m.group(0)
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        alone = not text[start : m.start()].strip() and not text[m.end() : len(text) if end < 0 else end].strip()
+        if alone and not tag.startswith("<%="):
+            return "".join(c if c == "\n" else " " for c in tag)  # a control line: `<% if %>`, `{{- end }}`
+        fill = STANDINS[len(replaced) % 2]
+        replaced.append((m.start(), tag))
+        return "".join(c if c == "\n" else fill for c in tag)
+
+    return _TEMPLATE.sub(replace, text), replaced
+
+
+def load_templated_yaml(text: str) -> Tree:
+    """`scanner.readers.yamldoc.load_yaml`, tolerating template expressions; positions stay exact."""
+    if not is_templated(text):
+        return load_yaml(text)
+    neutral, replaced = _neutralize(text)
+    tree = load_yaml(neutral)
+    _Restorer(tree, text, replaced).run()
+    return tree
+
+
+def _templated(value: Any) -> bool:
+    return isinstance(value, str) and _RUN.search(value) is not None
+
+
+class _Restorer:
+    def __init__(self, tree: Tree, text: str, replaced: list[tuple[int, str]]) -> None:
+        self.tree = tree
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.offsets = [off for off, _ in replaced]
+        self.replaced = replaced
+        self.seen: set[int] = set()
+
+    def run(self) -> None:
+        for n, root in enumerate(self.tree.roots):
+            if _templated(root):
+                self.tree.roots[n] = self.original(root, self.tree.root_spans[n])
+            else:
+                self.visit(root)
+
+    def visit(self, value: Any) -> None:
+        if id(value) in self.seen or not isinstance(value, (dict, list)):
+            return
+        self.seen.add(id(value))
+        spans = self.tree.table.get(id(value))
+        if spans is None:
+            return
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if _templated(item):
+                    value[i] = self.original(item, spans[i])
+                self.visit(value[i])
+            return
+        if any(_templated(key) for key in value):
+            self.rekey(value, spans)
+        for key, item in value.items():
+            if _templated(item):
+                value[key] = self.original(item, spans[key][1])
+            self.visit(value[key])
+
+    def rekey(self, mapping: dict[str, Any], spans: dict[str, tuple[Span, Span]]) -> None:
+        items = [(k, v, spans[k]) for k, v in mapping.items()]
+        mapping.clear()
+        spans.clear()
+        for key, value, key_spans in items:
+            if _templated(key):
+                self.tree.keys.discard(key)
+                key = self.original(key, key_spans[0])
+                self.tree.keys.add(key)
+            mapping[key] = value
+            spans[key] = key_spans
+
+    def original(self, value: str, span: Span) -> str:
+        """The value with each replaced run put back as the expression written there."""
+        a = self.starts[span[0] - 1] + span[1] - 1
+        b = self.starts[span[2] - 1] + span[3] - 1
+        lo = bisect_left(self.offsets, a)
+        hi = bisect_left(self.offsets, b)
+        texts = iter(tag for _, tag in self.replaced[lo:hi])
+        return _RUN.sub(lambda m: next(texts, m.group(0)), value)

@@ -1,0 +1,60 @@
+"""The JSON contract, version 1: other tools and the merge-request features read this."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scanner import __version__
+from scanner.core.results import Finding, Report
+
+CONTRACT_VERSION = 1
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    loc = f.location
+    return {
+        "rule_id": f.rule_id,
+        "title": f.title,
+        "severity": f.severity,
+        "path": loc.path,
+        "line": loc.line,
+        "column": loc.column,
+        "end_line": loc.end_line,
+        "end_column": loc.end_column,
+        "message": f.message,
+        "deprecated_in": f.deprecated_in,
+        "removed_in": f.removed_in,
+        "replacement": f.replacement,
+        "docs_url": f.docs_url,
+        "fingerprint": f.fingerprint,
+        "symbolic_path": loc.symbolic,
+        "snippet": loc.snippet,
+    }
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    return {
+        "version": CONTRACT_VERSION,
+        "tool": {"name": "sunset", "version": __version__},
+        "target": report.target,
+        "findings": [finding_dict(f) for f in report.findings],
+        "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in report.errors],
+        "includes": [
+            {"from": i.source, "line": i.line, "kind": i.kind, "target": i.target, "resolved": i.resolved}
+            | ({"note": i.note} if i.note else {})
+            for i in report.includes
+        ],
+        "summary": {
+            "files_scanned": report.files_scanned,
+            "findings": len(report.findings),
+            "errors": len(report.errors),
+            "suppressed": report.suppressed,
+            "baselined": report.baselined,
+            "by_severity": report.severity_counts(),
+        },
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,156 @@
+"""SARIF 2.1.0: one run, a rule per policy, a result per finding, input errors as notifications.
+
+Checked against the OASIS schema (`../shared/schemas/sarif-schema-2.1.0.json`) in the tests.
+Mapping choices:
+
+* `rules` describes every policy reported (as the SARIF consumers in GitLab and GitHub expect:
+  a rule per `ruleId` used), built from the policy data; a finding whose policy was not passed
+  in still gets a rule, built from the finding.
+* Columns are 1-based Unicode code points and the end column is exclusive — SARIF's convention
+  and ours, so they copy across (`columnKind: unicodeCodePoints`).
+* `region.snippet` is the matched part of the (already redacted) source line; `contextRegion`
+  carries the whole line when it is more than the region (SARIF wants a proper superset).
+  `logicalLocations` holds the symbolic path inside the document.
+* Paths are relative to `%SRCROOT%`, the directory sunset scanned.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from scanner import __version__
+from scanner.core.results import Finding, InputError, Report
+from scanner.core.versions import Version, severity_for
+from scanner.report.policydocs import policy_markdown
+from scanner.rules.policy import Policy
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+# sunset has no public home yet; until it does, point at the catalogue its policies follow.
+INFORMATION_URI = "https://docs.gitlab.com/update/deprecations/"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "sunset/v1"
+LEVEL: dict[str, str] = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _pascal(rule_id: str) -> str:
+    return "".join(part.capitalize() for part in rule_id.split("-"))
+
+
+def _policy_rule(p: Policy, target: Version) -> dict[str, Any]:
+    d = p.data
+    help_text = d.remediation.strip() + (f"\n\nReplacement: {d.replacement}" if d.replacement else "")
+    tags = ["gitlab", "deprecation", *(["breaking"] if d.breaking else []), *d.applies_to]
+    return {
+        "id": p.id,
+        "name": _pascal(p.id),
+        "shortDescription": {"text": d.title},
+        "fullDescription": {"text": " ".join(d.summary.split())},
+        "help": {"text": help_text, "markdown": policy_markdown(p)},
+        "helpUri": p.docs_url,
+        "defaultConfiguration": {"level": LEVEL[severity_for(p.removed, d.informational, target)]},
+        "properties": {
+            "deprecated_in": d.deprecated_in,
+            "removed_in": d.removed_in,
+            "breaking": d.breaking,
+            "tags": tags,
+        },
+    }
+
+
+def _finding_rule(f: Finding) -> dict[str, Any]:
+    """A rule for a finding whose policy the caller did not pass: what the finding itself knows."""
+    return {
+        "id": f.rule_id,
+        "name": _pascal(f.rule_id),
+        "shortDescription": {"text": f.title},
+        "helpUri": f.docs_url,
+        "defaultConfiguration": {"level": LEVEL[f.severity]},
+        "properties": {"deprecated_in": f.deprecated_in, "removed_in": f.removed_in, "tags": ["gitlab", "deprecation"]},
+    }
+
+
+def _artifact(path: str) -> dict[str, Any]:
+    return {"uri": quote(path, safe="/"), "uriBaseId": SRCROOT}
+
+
+def _region(f: Finding) -> dict[str, Any]:
+    loc = f.location
+    region: dict[str, Any] = {
+        "startLine": loc.line,
+        "startColumn": loc.column,
+        "endLine": loc.end_line,
+        "endColumn": loc.end_column,
+    }
+    part = loc.snippet[loc.column - 1 : loc.end_column - 1] if loc.end_line == loc.line else ""
+    if part:
+        region["snippet"] = {"text": part}
+    return region
+
+
+def _result(f: Finding, index: int) -> dict[str, Any]:
+    loc = f.location
+    region = _region(f)
+    physical: dict[str, Any] = {"artifactLocation": _artifact(loc.path), "region": region}
+    if loc.snippet and region.get("snippet") != {"text": loc.snippet}:
+        physical["contextRegion"] = {"startLine": loc.line, "snippet": {"text": loc.snippet}}
+    return {
+        "ruleId": f.rule_id,
+        "ruleIndex": index,
+        "level": LEVEL[f.severity],
+        "message": {"text": f.message},
+        "locations": [
+            {
+                "physicalLocation": physical,
+                "logicalLocations": [{"fullyQualifiedName": loc.symbolic}],
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+    }
+
+
+def _notification(e: InputError) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": _artifact(e.path)}
+    if e.line:
+        physical["region"] = {"startLine": e.line}
+    return {
+        "level": "error",
+        "message": {"text": e.message},
+        "locations": [{"physicalLocation": physical}],
+        "descriptor": {"id": "input-error"},
+    }
+
+
+def _rules(report: Report, policies: list[Policy]) -> list[dict[str, Any]]:
+    target = Version.parse(report.target)
+    reported = {f.rule_id for f in report.findings}
+    rules = {p.id: _policy_rule(p, target) for p in policies if p.id in reported}
+    for f in report.findings:
+        rules.setdefault(f.rule_id, _finding_rule(f))
+    return [rules[k] for k in sorted(rules)]
+
+
+def sarif_dict(report: Report, policies: list[Policy]) -> dict[str, Any]:
+    rules = _rules(report, policies)
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {"name": "sunset", "version": __version__, "informationUri": INFORMATION_URI, "rules": rules}
+        },
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The directory sunset scanned."}}},
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [_notification(e) for e in report.errors],
+            }
+        ],
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(f, index[f.rule_id]) for f in report.findings],
+        "properties": {"target": report.target, "suppressed": report.suppressed, "baselined": report.baselined},
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(report: Report, policies: list[Policy]) -> str:
+    return json.dumps(sarif_dict(report, policies), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,55 @@
+"""The terminal format: `path:line:col: severity[policy] message`, the source line with a caret, the fix."""
+
+from __future__ import annotations
+
+from scanner.core.results import Finding, Report
+
+_COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
+
+
+class _Paint:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"\033[{_COLORS[style]}m{text}\033[0m" if self.enabled else text
+
+
+def _finding(f: Finding, paint: _Paint) -> list[str]:
+    loc = f.location
+    head = f"{loc.path}:{loc.line}:{loc.column}: {paint(f.severity, f.severity)}[{f.rule_id}] {f.message}"
+    out = [paint("bold", head) if paint.enabled else head]
+    if loc.snippet:
+        gutter = f"{loc.line:>5} | "
+        line = loc.snippet.replace("\t", " ")
+        width = (loc.end_column - loc.column) if loc.end_line == loc.line else len(line) - loc.column + 1
+        caret = " " * (loc.column - 1) + "^" * max(1, width)
+        out.append(paint("dim", gutter) + line)
+        out.append(paint("dim", " " * (len(gutter) - 2) + "| ") + paint(f.severity, caret))
+    pad = " " * 6
+    if f.replacement:
+        out.append(f"{pad}= fix: {f.replacement}")
+    out.append(f"{pad}= docs: {f.docs_url}")
+    return out
+
+
+def render(report: Report, color: bool = False) -> str:
+    paint = _Paint(color)
+    lines: list[str] = []
+    for f in report.findings:
+        lines.extend(_finding(f, paint))
+        lines.append("")
+    if report.errors:
+        lines.append(paint("bold", "Input errors:") if color else "Input errors:")
+        for e in report.errors:
+            where = f"{e.path}:{e.line}" if e.line else e.path
+            lines.append(f"  {where}: {e.message}")
+        lines.append("")
+    counts = report.severity_counts()
+    lines.append(
+        f"Scanned {report.files_scanned} file{'s' if report.files_scanned != 1 else ''} "
+        f"for GitLab {report.target}: {counts['error']} error(s), {counts['warning']} warning(s), "
+        f"{counts['info']} info; {len(report.errors)} input error(s); "
+        f"{report.suppressed} suppressed, {report.baselined} baselined."
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,19 @@
+"""A match of a policy in a document, before it becomes a finding: a route, and maybe an exact span."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scanner.core.document import Part
+from scanner.core.results import Route
+from scanner.core.tree import Span
+from scanner.rules.policy import Policy
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    policy: Policy
+    route: Route
+    part: Part
+    matched: str
+    span: Span | None = None  # an exact span inside a scalar (script tokens)
