@@ -9,7 +9,8 @@ import pytest
 from scanner.core.results import Report
 from scanner.core.versions import Version
 from scanner.engine.scan import ScanOptions, scan
-from scanner.rules.policy import Policy, builtin_policy_dir, load_policies
+from scanner.rules.catalog import builtin_policy_dir, load_policies
+from scanner.rules.policy import Policy
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scanner.rules.policy import Policy, PolicyLoadError, load_policies
+from scanner.rules.catalog import PolicyLoadError, load_policies
+from scanner.rules.policy import Policy
 
 from conftest import run_scan, where
 

@@ -11,7 +11,7 @@ import pytest
 
 from scanner.cli import main
 from scanner.report import policydocs as docs
-from scanner.rules.policy import builtin_policy_dir, load_policies
+from scanner.rules.catalog import builtin_policy_dir, load_policies
 
 from conftest import ROOT
 from test_engine import DATA, write

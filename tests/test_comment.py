@@ -192,7 +192,7 @@ def fake() -> Iterator[FakeGitLab]:
 
 @pytest.fixture(scope="module")
 def findings_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from scanner.rules.policy import builtin_policy_dir, load_policies
+    from scanner.rules.catalog import builtin_policy_dir, load_policies
 
     report = run_scan([ROOT / "samples"], load_policies([builtin_policy_dir()]))
     path = tmp_path_factory.mktemp("reports") / "findings.json"

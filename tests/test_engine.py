@@ -10,7 +10,8 @@ import pytest
 from scanner.core.results import IncludeRecord, InputError, Report
 from scanner.core.versions import Version
 from scanner.engine.scan import MAX_INCLUDE_DEPTH, ScanOptions, scan
-from scanner.rules.policy import Policy, load_policies
+from scanner.rules.catalog import load_policies
+from scanner.rules.policy import Policy
 
 from conftest import where
 

@@ -14,7 +14,7 @@ import pytest
 from scanner.cli import main
 from scanner.fix import apply
 from scanner.fix.apply import ChangedOnDisk, write_atomic
-from scanner.rules.policy import PolicyLoadError, load_policies
+from scanner.rules.catalog import PolicyLoadError, load_policies
 
 from conftest import ROOT
 

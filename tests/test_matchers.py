@@ -9,7 +9,8 @@ import pytest
 from scanner.core.results import Report
 from scanner.core.versions import Version
 from scanner.engine.scan import ScanOptions, scan
-from scanner.rules.policy import Policy, load_policies
+from scanner.rules.catalog import load_policies
+from scanner.rules.policy import Policy
 
 from conftest import where
 from test_engine import DATA, write

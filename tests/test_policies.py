@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from scanner.rules.policy import Policy, builtin_policy_dir, load_policies
+from scanner.rules.catalog import builtin_policy_dir, load_policies
+from scanner.rules.policy import Policy
 
 from conftest import run_scan, where
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from scanner.rules.policy import builtin_policy_dir, load_policies
+from scanner.rules.catalog import builtin_policy_dir, load_policies
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "seed-coverage.md"
 LINK = re.compile(r"\]\(policies/([a-z0-9-]+)\.md\)")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from scanner.core.document import Document
-from scanner.engine.settingkinds import parse_dockerfile, parse_yaml
+from scanner.readers.settings.dockerfile import parse_dockerfile
+from scanner.readers.settings.templated import load_templated_yaml as parse_yaml
 from scanner.readers.settings.views import command_lines, env_vars
 
 RUNNER = frozenset({"gitlab-runner"})

@@ -13,7 +13,8 @@ from scanner.core.results import InputError
 from scanner.core.versions import Version
 from scanner.engine.scan import ScanOptions, scan
 from scanner.engine.suppress import Problem, Suppression, parse_line
-from scanner.rules.policy import Policy, load_policies
+from scanner.rules.catalog import load_policies
+from scanner.rules.policy import Policy
 
 from conftest import where
 from test_engine import DATA, write

@@ -18,7 +18,8 @@ from scanner.core.files import scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine.scan import ScanOptions, scan
-from scanner.rules.policy import Policy, PolicyLoadError, load_policies
+from scanner.rules.catalog import PolicyLoadError, load_policies
+from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
     from scanner.engine.config import LoadedConfig
@@ -35,7 +36,7 @@ class Plan:
 
 
 def policy_dirs(extra: list[str] | None) -> list[Path]:
-    from scanner.rules.policy import builtin_policy_dir
+    from scanner.rules.catalog import builtin_policy_dir
 
     return [builtin_policy_dir(), *(Path(d) for d in extra or [])]
 

@@ -1,18 +1,18 @@
-"""The kinds of document sunset reads, chosen in one explicit dict.
+"""The kinds of document sunset reads, chosen in one explicit dict (`KINDS`).
 
-A kind names its parser (text → `Tree` with positions), its evaluator (policies → hits) and,
-for files found by walking a directory, how it recognises them. GitLab CI files are reached
-as pipeline roots and through includes (`scanner.core.files.pipeline_roots`), so that kind
-claims nothing by itself.
+A kind names its parser (text → `Tree` with positions), its evaluator (policies → hits, from
+`scanner.rules.evaluate`) and, for files found by walking a directory, how it recognises them.
+GitLab CI files are reached as pipeline roots and through includes (`scanner.core.files`), so
+that kind claims nothing by itself. Parsers and extractors are imported on first use (inside the
+small functions below), so the readers of kinds a scan never meets cost nothing at start-up.
+What each kind carries for matchers to read is in `scanner.rules.facets`, in the same order.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from scanner.core.document import Document
 from scanner.core.tree import Tree
@@ -20,31 +20,10 @@ from scanner.readers.api import detect as api
 from scanner.readers.settings import detect as settings
 from scanner.readers.shell import is_shell_script, parse_script
 from scanner.readers.yamldoc import load_yaml
+from scanner.rules.evaluate import evaluate_calls, evaluate_ci, evaluate_settings, evaluate_shell
+from scanner.rules.facets import KIND_NAMES
 from scanner.rules.hits import Hit
-from scanner.rules.match import PolicyIndex, evaluate_ci, evaluate_shell
-from scanner.rules.policy import KIND_NAMES
-
-
-class _Lazy:
-    """A function imported on its first call, so the parsers of kinds a scan never meets cost
-    nothing at start-up (`sunset scan` of one CI file stays fast)."""
-
-    __slots__ = ("ref", "_fn")
-
-    def __init__(self, ref: str) -> None:
-        self.ref = ref
-        self._fn: Callable[..., Any] | None = None
-
-    def __call__(self, *args: Any) -> Any:
-        if self._fn is None:
-            module, name = self.ref.split(":")
-            self._fn = getattr(importlib.import_module(module), name)
-        return self._fn(*args)
-
-
-_API = "scanner.engine.apikinds:"
-_SET = "scanner.engine.settingkinds:"
-_SETTINGS_EVAL = _Lazy(_SET + "evaluate")
+from scanner.rules.index import PolicyIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,34 +34,136 @@ class Kind:
     claims: Callable[[Path], bool] | None = None
 
 
+# Source files: parse checks what must hold; evaluation runs the API policies on extracted calls.
+def _python(text: str) -> Tree:
+    from scanner.readers.api.parse import parse_python
+
+    return parse_python(text)
+
+
+def _graphql(text: str) -> Tree:
+    from scanner.readers.api.parse import parse_graphql
+
+    return parse_graphql(text)
+
+
+def _source(text: str) -> Tree:
+    from scanner.readers.api.parse import parse_text
+
+    return parse_text(text)
+
+
+def _python_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    from scanner.readers.api import pysource
+
+    return evaluate_calls(index, pysource.extract(doc.text)) if index.api else iter(())
+
+
+def _graphql_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    from scanner.readers.api.model import GraphqlText
+
+    return evaluate_calls(index, [GraphqlText(doc.text)], strict=True) if index.of("graphql") else iter(())
+
+
+def _js_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    from scanner.readers.api import jssource
+
+    return evaluate_calls(index, jssource.extract(doc.text)) if index.api else iter(())
+
+
+def _terraform_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    from scanner.readers.api import terraform
+
+    return evaluate_calls(index, list(terraform.extract(doc.text))) if index.api else iter(())
+
+
+def _ruby_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    from scanner.readers.api import rubysource
+
+    return evaluate_calls(index, rubysource.extract(doc.text)) if index.api else iter(())
+
+
+# Settings files (scanner.readers.settings; docs/settings.md).
+def _gitlab_rb(text: str) -> Tree:
+    from scanner.readers.settings.omnibus import parse_gitlab_rb
+
+    return parse_gitlab_rb(text)
+
+
+def _templated_yaml(text: str) -> Tree:
+    from scanner.readers.settings.templated import load_templated_yaml
+
+    return load_templated_yaml(text)
+
+
+def _toml(text: str) -> Tree:
+    from scanner.readers.settings.toml import load_toml
+
+    return load_toml(text)
+
+
+def _database_yml(text: str) -> Tree:
+    from scanner.readers.settings.parsers import parse_database_yml
+
+    return parse_database_yml(text)
+
+
+def _helm_values(text: str) -> Tree:
+    from scanner.readers.settings.parsers import parse_helm_values
+
+    return parse_helm_values(text)
+
+
+def _compose(text: str) -> Tree:
+    from scanner.readers.settings.parsers import parse_compose
+
+    return parse_compose(text)
+
+
+def _dockerfile(text: str) -> Tree:
+    from scanner.readers.settings.dockerfile import parse_dockerfile
+
+    return parse_dockerfile(text)
+
+
+def _env(text: str) -> Tree:
+    from scanner.readers.settings.parsers import parse_env
+
+    return parse_env(text)
+
+
+def _k8s_manifest(text: str) -> Tree:
+    from scanner.readers.settings.parsers import parse_k8s_manifest
+
+    return parse_k8s_manifest(text)
+
+
 KINDS: dict[str, Kind] = {
     "gitlab-ci": Kind("gitlab-ci", load_yaml, evaluate_ci),
     "shell-script": Kind("shell-script", parse_script, evaluate_shell, is_shell_script),
-    "python-source": Kind(
-        "python-source", _Lazy(_API + "parse_python"), _Lazy(_API + "evaluate_python"), api.is_python
-    ),
-    "graphql": Kind("graphql", _Lazy(_API + "parse_graphql"), _Lazy(_API + "evaluate_graphql"), api.is_graphql),
-    "js-source": Kind("js-source", _Lazy(_API + "parse_text"), _Lazy(_API + "evaluate_js"), api.is_js),
-    "terraform": Kind("terraform", _Lazy(_API + "parse_text"), _Lazy(_API + "evaluate_terraform"), api.is_terraform),
-    # Instance, runner, registry and agent settings (scanner.readers.settings; docs/settings.md)
-    "omnibus-config": Kind("omnibus-config", _Lazy(_SET + "parse_gitlab_rb"), _SETTINGS_EVAL, settings.is_gitlab_rb),
-    "gitlab-yml": Kind("gitlab-yml", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_gitlab_yml),
-    "database-yml": Kind("database-yml", _Lazy(_SET + "parse_database_yml"), _SETTINGS_EVAL, settings.is_database_yml),
-    "runner-config": Kind("runner-config", _Lazy(_SET + "parse_toml"), _SETTINGS_EVAL, settings.is_runner_config),
-    "registry-config": Kind(
-        "registry-config", _Lazy(_SET + "parse_yaml"), _SETTINGS_EVAL, settings.is_registry_config
-    ),
-    "helm-values": Kind("helm-values", _Lazy(_SET + "parse_helm_values"), _SETTINGS_EVAL, settings.is_helm_values),
-    "compose": Kind("compose", _Lazy(_SET + "parse_compose"), _SETTINGS_EVAL, settings.is_compose),
-    "dockerfile": Kind("dockerfile", _Lazy(_SET + "parse_dockerfile"), _SETTINGS_EVAL, settings.is_dockerfile),
-    "env-file": Kind("env-file", _Lazy(_SET + "parse_env"), _SETTINGS_EVAL, settings.is_env_file),
-    "k8s-manifest": Kind("k8s-manifest", _Lazy(_SET + "parse_k8s_manifest"), _SETTINGS_EVAL, settings.is_k8s_manifest),
+    "python-source": Kind("python-source", _python, _python_calls, api.is_python),
+    "graphql": Kind("graphql", _graphql, _graphql_calls, api.is_graphql),
+    "js-source": Kind("js-source", _source, _js_calls, api.is_js),
+    "terraform": Kind("terraform", _source, _terraform_calls, api.is_terraform),
+    "omnibus-config": Kind("omnibus-config", _gitlab_rb, evaluate_settings, settings.is_gitlab_rb),
+    "gitlab-yml": Kind("gitlab-yml", _templated_yaml, evaluate_settings, settings.is_gitlab_yml),
+    "database-yml": Kind("database-yml", _database_yml, evaluate_settings,
+                         settings.is_database_yml),
+    "runner-config": Kind("runner-config", _toml, evaluate_settings, settings.is_runner_config),
+    "registry-config": Kind("registry-config", _templated_yaml, evaluate_settings, settings.is_registry_config),
+    "helm-values": Kind("helm-values", _helm_values, evaluate_settings,
+                        settings.is_helm_values),
+    "compose": Kind("compose", _compose, evaluate_settings, settings.is_compose),
+    "dockerfile": Kind("dockerfile", _dockerfile, evaluate_settings, settings.is_dockerfile),
+    "env-file": Kind("env-file", _env, evaluate_settings, settings.is_env_file),
+    "k8s-manifest": Kind("k8s-manifest", _k8s_manifest, evaluate_settings,
+                         settings.is_k8s_manifest),
     # Last: a `gitlab.rb` is Omnibus settings, any other Ruby file a script that may call the API.
-    "ruby-source": Kind("ruby-source", _Lazy(_API + "parse_text"), _Lazy(_API + "evaluate_ruby"), api.is_ruby),
+    "ruby-source": Kind("ruby-source", _source, _ruby_calls, api.is_ruby),
 }
 
 if tuple(KINDS) != KIND_NAMES:  # pragma: no cover - a developer error, caught by any test run
-    raise RuntimeError(f"scanner.engine.kinds.KINDS {tuple(KINDS)} != scanner.rules.policy.KIND_NAMES {KIND_NAMES}")
+    raise RuntimeError(f"scanner.engine.kinds.KINDS {tuple(KINDS)} != scanner.rules.facets {KIND_NAMES}")
 
 
 def claiming_kind(path: Path) -> Kind | None:

@@ -34,7 +34,7 @@ from scanner.engine.findings import FindingRules, Recorder
 from scanner.engine.kinds import KINDS, Kind, claiming_kind
 from scanner.readers import ci
 from scanner.rules.hits import Hit
-from scanner.rules.match import PolicyIndex
+from scanner.rules.index import PolicyIndex
 from scanner.rules.policy import Policy
 
 # GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
@@ -83,7 +83,7 @@ class Scan:
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = re.compile("|".join(glob_regex(g) for g in o.exclude)) if o.exclude else None
         self.indexes = {
-            name: PolicyIndex([p for p in self.policies if name in p.data.applies_to]) for name in KINDS
+            name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
         }
 
     def run(self, paths: Iterable[Path]) -> Report:

@@ -25,7 +25,7 @@ def policy_markdown(p: Policy) -> str:
         f"| Breaking | {'yes' if d.breaking else 'no'} |",
         f"| Level | {'info' if d.informational else 'error when removed at or before --target, else warning'} |",
         f"| Origin | {'the seed document' if d.origin == 'seed' else 'GitLab deprecation list (beyond the seed)'} |",
-        f"| Applies to | {', '.join(d.applies_to)} |",
+        f"| Applies to | {', '.join(p.applies_to)} |",
         f"| Matcher | `{d.match['kind']}` |",
     ]
     parts = [

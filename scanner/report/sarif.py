@@ -41,7 +41,7 @@ def _pascal(rule_id: str) -> str:
 def _policy_rule(p: Policy, target: Version) -> dict[str, Any]:
     d = p.data
     help_text = d.remediation.strip() + (f"\n\nReplacement: {d.replacement}" if d.replacement else "")
-    tags = ["gitlab", "deprecation", *(["breaking"] if d.breaking else []), *d.applies_to]
+    tags = ["gitlab", "deprecation", *(["breaking"] if d.breaking else []), *p.applies_to]
     return {
         "id": p.id,
         "name": _pascal(p.id),

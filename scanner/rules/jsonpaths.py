@@ -1,7 +1,7 @@
 """Policy JSONPath: parsed once, limited to what can be evaluated fast, with the keys it needs.
 
-Shared by the `jsonpath` matcher (`scanner.rules.matchers`) and the settings matchers
-(`scanner.rules.settingkinds`).
+Shared by the `jsonpath` matcher and the settings matchers (`implicit-default`, `required-keys`,
+`secret-file`).
 """
 
 from __future__ import annotations

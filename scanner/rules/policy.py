@@ -1,36 +1,21 @@
-"""Policy data: the pydantic schema of a policy file and the loader.
+"""Policy data: the pydantic schema of a policy file and the loaded, compiled policy.
 
 A policy is one YAML file, `policies/<group>/<policy-id>.yaml`; its id is the file stem.
-Loading validates every field (unknown keys are rejected), compiles each matcher once
-(regexes, JSONPath) and reports any problem as `file:line: field: problem`.
+`scanner.rules.catalog` loads them.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scanner.core.versions import RELEASE_RE, Version
 from scanner.fix.specs import FixSpec
-from scanner.readers.yamldoc import YamlError, load_yaml
-from scanner.rules.matchers import MATCHER_SPECS, Matcher, build_matcher
-
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-# Every kind of document a policy may apply to; `scanner.engine.kinds.KINDS` maps each to its parser.
-KIND_NAMES: tuple[str, ...] = (
-    "gitlab-ci", "shell-script", "python-source", "graphql", "js-source", "terraform",
-    "omnibus-config", "gitlab-yml", "database-yml", "runner-config", "registry-config",
-    "helm-values", "compose", "dockerfile", "env-file", "k8s-manifest", "ruby-source",
-)
-
-
-class PolicyLoadError(Exception):
-    """A policy file that cannot be used; the message names file, line and field."""
+from scanner.rules.facets import KIND_NAMES
+from scanner.rules.spec import Matcher
 
 
 class _Strict(BaseModel):
@@ -74,7 +59,9 @@ class PolicyModel(_Strict):
     origin: Literal["seed", "gitlab"]
     history: tuple[HistoryEntry, ...] = ()
     references: tuple[Reference, ...] = Field(min_length=1)
-    applies_to: tuple[str, ...] = Field(min_length=1)
+    # The document kinds it applies to; left out, every kind carrying a facet its matcher reads
+    # (`scanner.rules.facets`). Filled in when the policy is loaded.
+    applies_to: tuple[str, ...] | None = Field(default=None, min_length=1)
     match: dict[str, Any]
     example: Example
     # What `sunset fix` may rewrite (scanner.fix.specs): one mapping or a list of them.
@@ -82,8 +69,8 @@ class PolicyModel(_Strict):
 
     @field_validator("applies_to")
     @classmethod
-    def _known_kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [k for k in value if k not in KIND_NAMES]
+    def _known_kinds(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        unknown = [k for k in value or () if k not in KIND_NAMES]
         if unknown:
             raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
         return value
@@ -95,10 +82,9 @@ class PolicyModel(_Strict):
 
     @field_validator("match")
     @classmethod
-    def _known_kind(cls, value: dict[str, Any]) -> dict[str, Any]:
-        kind = value.get("kind")
-        if kind not in MATCHER_SPECS:
-            raise ValueError(f"unknown matcher kind {kind!r}; known: {', '.join(sorted(MATCHER_SPECS))}")
+    def _has_kind(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(value.get("kind"), str):
+            raise ValueError("a matcher needs a `kind`")
         return value
 
 
@@ -108,8 +94,13 @@ class Policy:
 
     id: str
     source: Path
-    data: PolicyModel
+    data: PolicyModel  # `applies_to` filled in
     matcher: Matcher
+
+    @property
+    def applies_to(self) -> tuple[str, ...]:
+        """The document kinds it applies to: as written, or derived from its matcher when loaded."""
+        return self.data.applies_to or ()
 
     @property
     def removed(self) -> Version | None:
@@ -122,62 +113,3 @@ class Policy:
     def history_note(self) -> str:
         """A sentence on what GitLab did to the milestone after the seed, or ''."""
         return " ".join(f"GitLab {h.release}: {h.note}" for h in self.data.history)
-
-
-def _line_of(tree_lines: dict[tuple[str | int, ...], int], loc: tuple[str | int, ...]) -> int:
-    """The deepest known line for a pydantic error location."""
-    for cut in range(len(loc), -1, -1):
-        if loc[:cut] in tree_lines:
-            return tree_lines[loc[:cut]]
-    return 1
-
-
-def _load_one(path: Path) -> Policy:
-    try:
-        text = path.read_text(encoding="utf-8")
-        doc = load_yaml(text, str(path))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyLoadError(f"{path}:1: cannot read policy: {exc}") from exc
-    except YamlError as exc:
-        raise PolicyLoadError(f"{path}:{exc.line}: invalid YAML: {exc.message}") from exc
-    if not doc.roots or not isinstance(doc.roots[0], dict):
-        raise PolicyLoadError(f"{path}:1: a policy file must be a mapping")
-    root = doc.roots[0]
-    stem = path.stem
-    if not ID_RE.match(stem):
-        raise PolicyLoadError(f"{path}:1: id: file stem {stem!r} is not a lowercase-dashed policy id")
-    try:
-        model = PolicyModel.model_validate(root)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        field = ".".join(str(p) for p in loc) or "(top)"
-        raise PolicyLoadError(f"{path}:{_line_of(doc.key_lines(0), loc)}: {field}: {err['msg']}") from None
-    try:
-        matcher = build_matcher(model.match)
-    except ValueError as exc:
-        line = _line_of(doc.key_lines(0), ("match",))  # positions only when reporting a problem
-        raise PolicyLoadError(f"{path}:{line}: match: {exc}") from None
-    return Policy(id=stem, source=path, data=model, matcher=matcher)
-
-
-def builtin_policy_dir() -> Path:
-    """The policies shipped with sunset (installed package data or the source checkout)."""
-    package = Path(__file__).resolve().parents[1]  # scanner/
-    installed = package / "policies"
-    return installed if installed.is_dir() else package.parent / "policies"
-
-
-def load_policies(dirs: Iterable[Path]) -> list[Policy]:
-    """Load every `*.yaml` below each directory; duplicate ids are an error."""
-    policies: dict[str, Policy] = {}
-    for directory in dirs:
-        if not directory.is_dir():
-            raise PolicyLoadError(f"{directory}: policy directory does not exist")
-        for path in sorted(directory.rglob("*.yaml")):
-            policy = _load_one(path)
-            if policy.id in policies:
-                first = policies[policy.id].source
-                raise PolicyLoadError(f"{path}:1: id: duplicate policy id {policy.id!r} (also {first})")
-            policies[policy.id] = policy
-    return sorted(policies.values(), key=lambda p: p.id)

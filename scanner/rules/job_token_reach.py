@@ -1,22 +1,45 @@
-"""Which other projects a job reaches with its CI job token (GitLab 18.0 enforces their allowlists).
+"""`job-token-reach`: every other project a job reaches with its CI job token (GitLab 18.0 enforces
+their inbound allowlists), so each can allowlist this project before the upgrade.
 
 Script commands that clone with `gitlab-ci-token:$CI_JOB_TOKEN` or call the REST API with the job
 token, and `needs: [{project: ...}]`. A multi-project `trigger:` is not one: GitLab creates the
 downstream pipeline with the triggering user's permissions, not through the job token allowlist.
+The matcher has no parameters; the logic is fixed.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 from urllib.parse import unquote
 
 from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.readers import ci
 from scanner.readers.shell import Token
+from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
+
+
+class Spec(spec.Spec):
+    kind: Literal["job-token-reach"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobTokenReachMatcher(spec.Matcher):
+    kind: ClassVar[str] = "job-token-reach"
+
+
+def compile(s: Spec, build: spec.Build) -> JobTokenReachMatcher:
+    return JobTokenReachMatcher()
+
+
+def words(m: JobTokenReachMatcher) -> Iterable[str]:
+    return ("CI_JOB_TOKEN", "gitlab-ci-token")
+
 
 _CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")
 _API = re.compile(r"(?:/api/v4|\$\{?CI_API_V4_URL\}?)/projects/(?P<p>[^/\s?#]+)")
@@ -24,7 +47,7 @@ _SAME = re.compile(r"^\$\{?CI_PROJECT_(?:ID|PATH)\}?$")
 _TOKEN_USE = re.compile(r"(?:JOB-TOKEN:\s*|job_token=|token=|gitlab-ci-token:)\$\{?CI_JOB_TOKEN")
 
 
-def script_reach(doc: Document, policy: Policy, words: list[Token], route: Route) -> Iterator[Hit]:
+def in_command(doc: Document, policy: Policy, words: list[Token], route: Route) -> Iterator[Hit]:
     if not any(_TOKEN_USE.search(w.text) for w in words):
         return
     for w in words:
@@ -39,7 +62,7 @@ def script_reach(doc: Document, policy: Policy, words: list[Token], route: Route
         yield Hit(policy, route, "value", project, (w.line, col, w.line, col + len(m.group("p"))))
 
 
-def structural_reach(policies: Iterable[Policy], doc: Document) -> Iterator[Hit]:
+def in_needs(policies: Iterable[Policy], doc: Document) -> Iterator[Hit]:
     """`needs: [{project: ...}]` downloads artifacts with the job token.
 
     A multi-project `trigger:` is not reported: GitLab creates the downstream pipeline with

@@ -1,0 +1,84 @@
+"""Loading the catalog: every policy file validated (unknown keys rejected), its matcher compiled
+once (regexes, JSONPath) through `scanner.rules.table`, any problem reported as
+`file:line: field: problem`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from scanner.readers.yamldoc import YamlError, load_yaml
+from scanner.rules.facets import derived_kinds
+from scanner.rules.policy import Policy, PolicyModel
+from scanner.rules.table import build_matcher, facets_of
+
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+class PolicyLoadError(Exception):
+    """A policy file that cannot be used; the message names file, line and field."""
+
+
+def _line_of(tree_lines: dict[tuple[str | int, ...], int], loc: tuple[str | int, ...]) -> int:
+    """The deepest known line for a pydantic error location."""
+    for cut in range(len(loc), -1, -1):
+        if loc[:cut] in tree_lines:
+            return tree_lines[loc[:cut]]
+    return 1
+
+
+def _load_one(path: Path) -> Policy:
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = load_yaml(text, str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyLoadError(f"{path}:1: cannot read policy: {exc}") from exc
+    except YamlError as exc:
+        raise PolicyLoadError(f"{path}:{exc.line}: invalid YAML: {exc.message}") from exc
+    if not doc.roots or not isinstance(doc.roots[0], dict):
+        raise PolicyLoadError(f"{path}:1: a policy file must be a mapping")
+    root = doc.roots[0]
+    stem = path.stem
+    if not ID_RE.match(stem):
+        raise PolicyLoadError(f"{path}:1: id: file stem {stem!r} is not a lowercase-dashed policy id")
+    try:
+        model = PolicyModel.model_validate(root)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        field = ".".join(str(p) for p in loc) or "(top)"
+        raise PolicyLoadError(f"{path}:{_line_of(doc.key_lines(0), loc)}: {field}: {err['msg']}") from None
+    try:
+        matcher = build_matcher(model.match)
+    except ValueError as exc:
+        line = _line_of(doc.key_lines(0), ("match",))  # positions only when reporting a problem
+        raise PolicyLoadError(f"{path}:{line}: match: {exc}") from None
+    if model.applies_to is None:  # every kind of document carrying what the matcher reads
+        model = model.model_copy(update={"applies_to": derived_kinds(facets_of(matcher))})
+    return Policy(id=stem, source=path, data=model, matcher=matcher)
+
+
+def builtin_policy_dir() -> Path:
+    """The policies shipped with sunset (installed package data or the source checkout)."""
+    package = Path(__file__).resolve().parents[1]  # scanner/
+    installed = package / "policies"
+    return installed if installed.is_dir() else package.parent / "policies"
+
+
+def load_policies(dirs: Iterable[Path]) -> list[Policy]:
+    """Load every `*.yaml` below each directory; duplicate ids are an error."""
+    policies: dict[str, Policy] = {}
+    for directory in dirs:
+        if not directory.is_dir():
+            raise PolicyLoadError(f"{directory}: policy directory does not exist")
+        for path in sorted(directory.rglob("*.yaml")):
+            policy = _load_one(path)
+            if policy.id in policies:
+                first = policies[policy.id].source
+                raise PolicyLoadError(f"{path}:1: id: duplicate policy id {policy.id!r} (also {first})")
+            policies[policy.id] = policy
+    return sorted(policies.values(), key=lambda p: p.id)

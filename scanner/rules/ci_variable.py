@@ -1,0 +1,69 @@
+"""`ci-variable`: a CI/CD variable GitLab stopped reading, set in a `variables:` block (or, in
+settings files, anywhere the file sets environment variables), optionally only with some values."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from scanner.core.document import Document
+from scanner.readers import ci
+from scanner.readers.settings.views import EnvVar
+from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.policy import Policy
+
+
+class Spec(spec.Spec):
+    kind: Literal["ci-variable"]
+    names: tuple[str, ...] = Field(min_length=1)
+    value: spec.ValueSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CiVariableMatcher(spec.Matcher):
+    kind: ClassVar[str] = "ci-variable"
+    names: frozenset[str]
+    value: spec.ValueTest | None = None
+
+
+def compile(s: Spec, build: spec.Build) -> CiVariableMatcher:
+    return CiVariableMatcher(frozenset(spec.checked_names(s.names)), spec.value_test(s.value))
+
+
+Lookup = dict[str, list[tuple[Policy, CiVariableMatcher]]]
+
+
+def by_name(entries: Iterable[tuple[Policy, CiVariableMatcher]]) -> Lookup:
+    found: Lookup = defaultdict(list)
+    for policy, m in entries:
+        for name in m.names:
+            found[name].append((policy, m))
+    return found
+
+
+def accepts(m: CiVariableMatcher, value: object) -> bool:
+    return m.value is None or m.value.accepts(value)
+
+
+def evaluate_ci(variables: Lookup, doc: Document) -> Iterator[Hit]:
+    """Variables set in the CI file's `variables:` blocks (global and per job)."""
+    if not variables:
+        return
+    for route, block in ci.variable_blocks(doc):
+        for name, value in block.items():
+            for policy, m in variables.get(name, ()):
+                if accepts(m, ci.variable_value(value)):
+                    yield Hit(policy, route + (name,), "key", name)
+
+
+def evaluate_env(variables: Lookup, env: Iterable[EnvVar]) -> Iterator[Hit]:
+    """Variables a settings file sets in the environment (env files, `ENV`, containers' `env:`)."""
+    for var in env:
+        for policy, m in variables.get(var.name, ()):
+            if accepts(m, var.value):
+                yield Hit(policy, var.route, var.part, var.name, var.span)

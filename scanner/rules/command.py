@@ -1,0 +1,135 @@
+"""`command`: a program run with a removed flag or subcommand (`gitlab-runner register
+--registration-token …`), and the environment variables that stand for its flags.
+
+Commands come from job scripts and script files (grouped by the job that runs them) and from
+settings files that run commands (container `args:`, Dockerfile `RUN`). A variable named in `env:`
+counts next to a use of the program in the same job, or — in a settings file — wherever it is set,
+provided the file mentions the program (`gitlab-runner` in its text, `runner` in its path or, for an
+env file, its text): `REGISTRATION_TOKEN` in an env file exists only for `gitlab-runner register`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from scanner.core.document import Document
+from scanner.core.results import Route
+from scanner.readers import ci
+from scanner.readers.settings.views import EnvVar
+from scanner.readers.shell import Token, command_program
+from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.policy import Policy
+
+Job = list[tuple[list[Token], ci.ScriptItem]]  # a job's commands, each with the script item holding it
+
+
+class Spec(spec.Spec):
+    kind: Literal["command"]
+    programs: tuple[str, ...] = Field(min_length=1)
+    subcommand: str | None = None
+    flags: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    value: spec.ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandMatcher(spec.Matcher):
+    kind: ClassVar[str] = "command"
+    programs: frozenset[str]
+    subcommand: str | None
+    flags: frozenset[str]
+    env: frozenset[str]
+    value: spec.ValueTest | None = None
+
+
+def compile(s: Spec, build: spec.Build) -> CommandMatcher:
+    programs, flags, env = frozenset(s.programs), frozenset(s.flags), frozenset(s.env)
+    return CommandMatcher(programs, s.subcommand, flags, env, spec.value_test(s.value))
+
+
+def words(m: CommandMatcher) -> Iterable[str]:
+    return m.programs | m.env  # `export NAME=...` in a script item of its own
+
+
+Entries = list[tuple[Policy, CommandMatcher]]
+
+
+def in_jobs(entries: Entries, doc: Document, per_job: dict[Route, Job]) -> Iterator[Hit]:
+    """Command policies over commands split into words, grouped by the job or container running them."""
+    for job, cmds in per_job.items():
+        for policy, matcher in entries:
+            yield from in_job(doc, policy, matcher, job, cmds)
+
+
+def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: Job) -> Iterator[Hit]:
+    used = False
+    for words_, item in cmds:
+        at = command_program(words_, m.programs)
+        if at is None:
+            continue
+        rest = words_[at + 1 :]
+        if m.subcommand is not None and not any(w.text == m.subcommand for w in rest[:3]):
+            continue
+        used = True
+        for k, w in enumerate(rest):
+            flag = w.text.split("=", 1)[0]
+            if flag in m.flags and _flag_value_ok(m, w, rest[k + 1 : k + 2]):
+                yield Hit(policy, item.route, "value", flag, w.span)
+        for w in words_[:at]:
+            yield from _env_hit(policy, m, w, item.route)
+            if w.text in ("-e", "--env"):
+                continue  # `docker run -e NAME=value IMAGE register`: the next word is checked
+    if used and m.env:
+        yield from _env_elsewhere(doc, policy, m, job, cmds)
+
+
+def _env_elsewhere(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: Job) -> Iterator[Hit]:
+    for words_, item in cmds:  # `export NAME=...` elsewhere in the same job
+        if words_ and words_[0].text == "export":
+            for w in words_[1:]:
+                yield from _env_hit(policy, m, w, item.route)
+    for route, block in ci.variable_blocks(doc):
+        if route[:2] == job[:2] or len(route) == 2:
+            for name in block:
+                if name in m.env and (m.value is None or m.value.accepts(ci.variable_value(block[name]))):
+                    yield Hit(policy, route + (name,), "key", name)
+
+
+def _env_hit(policy: Policy, m: CommandMatcher, w: Token, route: Route) -> Iterator[Hit]:
+    name, _, value = w.text.partition("=")
+    if "=" in w.text and name in m.env and (m.value is None or m.value.accepts(value)):
+        yield Hit(policy, route, "value", name, (w.line, w.column, w.line, w.column + len(name)))
+
+
+def _flag_value_ok(m: CommandMatcher, w: Token, following: list[Token]) -> bool:
+    """`--shell cmd` or `--shell=cmd` when the policy names a value; any use of the flag otherwise."""
+    if m.value is None:
+        return True
+    value = w.text.split("=", 1)[1] if "=" in w.text else following[0].text if following else None
+    return m.value.accepts(value)
+
+
+def in_settings_env(entries: Entries, doc: Document, env: Iterable[EnvVar]) -> Iterator[Hit]:
+    """A settings file's variables named in a matcher's `env:`, where the file mentions the program."""
+    mentioned: dict[int, bool] = {}
+    for var in env:
+        for policy, m in entries:
+            if var.name not in m.env or (m.value is not None and not m.value.accepts(var.value)):
+                continue
+            if mentioned.setdefault(id(m), _mentions(doc, m)):
+                yield Hit(policy, var.route, var.part, var.name, var.span)
+
+
+def _mentions(doc: Document, m: CommandMatcher) -> bool:
+    path = doc.path.lower()
+    settings = "\n".join(line for line in doc.lines if not line.lstrip().startswith("#")).lower()
+    for program in m.programs:
+        short = program.rsplit("-", 1)[-1].lower()
+        if program in settings or short in path or (doc.kind == "env-file" and short in settings):
+            return True
+    return False

@@ -1,0 +1,91 @@
+"""`graphql`: GraphQL fields and arguments that go away, selected by name where the selection's type
+is known from `on` (the operation root, a fragment's type condition) or from the parent path
+(`under: [runners.nodes]`). Documents come from `.graphql` files and from strings in scripts and
+source code; `$variables` sent with a query count as its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from scanner.core.tree import Span
+from scanner.readers.api.model import GqlField, GraphqlText
+from scanner.rules import spec
+from scanner.rules.policy import Policy
+from scanner.rules.rest_api import API_WORDS
+
+
+class RuleSpec(spec.Spec):
+    fields: tuple[str, ...] = Field(min_length=1)
+    on: tuple[str, ...] = ()
+    under: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()  # report these arguments (`active`, `input.direction`)
+    without_argument: str | None = None  # report the field when this argument is absent
+
+
+class Spec(spec.Spec):
+    kind: Literal["graphql"]
+    rules: tuple[RuleSpec, ...] = Field(min_length=1)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphqlRule:
+    fields: frozenset[str]
+    on: frozenset[str]
+    under: tuple[tuple[str, ...], ...]
+    arguments: frozenset[str]
+    without_argument: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphqlMatcher(spec.Matcher):
+    kind: ClassVar[str] = "graphql"
+    rules: tuple[GraphqlRule, ...]
+
+
+def compile(s: Spec, build: spec.Build) -> GraphqlMatcher:
+    return GraphqlMatcher(tuple(_rule(r) for r in s.rules))
+
+
+def _rule(s: RuleSpec) -> GraphqlRule:
+    under = tuple(tuple(u.split(".")) for u in s.under)
+    return GraphqlRule(frozenset(s.fields), frozenset(s.on), under, frozenset(s.arguments), s.without_argument)
+
+
+def words(m: GraphqlMatcher) -> Iterable[str]:
+    return API_WORDS
+
+
+def evaluate(
+    entries: Iterable[tuple[Policy, GraphqlMatcher]], use: GraphqlText, strict: bool = False
+) -> Iterator[tuple[Policy, str, Span]]:
+    """`strict`: the text is a GraphQL document file, so a syntax error is raised instead of
+    meaning "not GraphQL"."""
+    from scanner.readers.api import gql  # graphql-core is imported only for GraphQL text
+
+    fields = gql.selected_fields(use.text, strict, use.variables)
+    for policy, gm in entries:
+        for rule in gm.rules:
+            for f in fields:
+                for matched, offset in rule_hits(rule, f):
+                    yield policy, matched, use.span(offset, len(matched.rsplit(".", 1)[-1]))
+
+
+def rule_hits(rule: GraphqlRule, f: GqlField) -> Iterator[tuple[str, int]]:
+    if f.name not in rule.fields:
+        return
+    if (rule.on or rule.under) and not (f.on in rule.on or any(f.parents[-len(u) :] == u for u in rule.under)):
+        return
+    if rule.arguments:
+        for path, offset in f.arguments:
+            if path in rule.arguments:
+                yield path, offset
+    elif rule.without_argument is not None:
+        if all(path.split(".", 1)[0] != rule.without_argument for path, _ in f.arguments):
+            yield f.name, f.offset
+    else:
+        yield f.name, f.offset

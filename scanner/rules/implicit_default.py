@@ -1,0 +1,50 @@
+"""`implicit-default`: a setting left out whose default is the deprecated value (a source install's
+`incoming_email` without `delivery_method` uses `sidekiq`). Each mapping that would hold it is checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from jsonpath_ng.jsonpath import Child, Fields, JSONPath
+
+from scanner.core.document import Document
+from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.jsonpath import matches
+from scanner.rules.jsonpaths import compile_path, required_keys
+from scanner.rules.policy import Policy
+
+
+class Spec(spec.Spec):
+    kind: Literal["implicit-default"]
+    path: str  # JSONPath of the setting; each mapping that would hold it is checked
+    default: str | int | bool  # what GitLab uses when the setting is absent
+    when: str | None = None  # a sibling key that must be literally `true` (`enabled`)
+
+
+@dataclass(frozen=True, slots=True)
+class ImplicitDefaultMatcher(spec.Matcher):
+    kind: ClassVar[str] = "implicit-default"
+    parent: JSONPath
+    key: str
+    required_keys: frozenset[str]
+    default: Any
+    when: str | None
+
+
+def compile(s: Spec, build: spec.Build) -> ImplicitDefaultMatcher:
+    expr, _ = compile_path(s.path)
+    if not (isinstance(expr, Child) and isinstance(expr.right, Fields) and len(expr.right.fields) == 1):
+        raise ValueError(f"path: {s.path!r} must end in one plain key (`$.x.delivery_method`)")
+    return ImplicitDefaultMatcher(expr.left, expr.right.fields[0], required_keys(expr.left), s.default, s.when)
+
+
+def evaluate(entries: Iterable[tuple[Policy, ImplicitDefaultMatcher]], doc: Document) -> Iterator[Hit]:
+    for policy, m in entries:
+        for route, parent in matches(doc, m.parent, m.required_keys):
+            if len(route) < 2 or not isinstance(parent, dict) or m.key in parent:
+                continue
+            if m.when is None or parent.get(m.when) is True:
+                yield Hit(policy, route, "key", f"`{m.key}` not set, so `{m.default}`")

@@ -1,0 +1,75 @@
+"""`jsonpath`: a key or value at a JSONPath in any tree-shaped document (CI YAML, settings).
+
+The JSONPath is compiled once (`scanner.rules.jsonpaths`); a document is only searched when it
+holds every literal key the path names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from jsonpath_ng.jsonpath import Child, Fields, Index, JSONPath
+
+from scanner.core.document import Document, Part
+from scanner.core.results import Route
+from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.jsonpaths import compile_path
+from scanner.rules.policy import Policy
+
+
+class Spec(spec.Spec):
+    kind: Literal["jsonpath"]
+    path: str
+    value: spec.ValueSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JsonPathMatcher(spec.Matcher):
+    kind: ClassVar[str] = "jsonpath"
+    expression: JSONPath
+    text: str
+    required_keys: frozenset[str]
+    value: spec.ValueTest | None
+
+
+def compile(s: Spec, build: spec.Build) -> JsonPathMatcher:
+    expr, keys = compile_path(s.path)
+    return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value))
+
+
+def matches(doc: Document, expression: JSONPath, keys: frozenset[str]) -> Iterator[tuple[Route, Any]]:
+    """Each place the expression finds, as a route and the value there."""
+    if not keys <= doc.data.keys:
+        return
+    for n, root in enumerate(doc.data.roots):
+        for match in expression.find(root):
+            yield (n,) + route_of(match.full_path), match.value
+
+
+def route_of(path: Any) -> tuple[Any, ...]:
+    if isinstance(path, Child):
+        return route_of(path.left) + route_of(path.right)
+    if isinstance(path, Fields):
+        return tuple(path.fields)
+    if isinstance(path, Index):
+        return tuple(path.indices[:1])
+    return ()
+
+
+def evaluate(entries: Iterable[tuple[Policy, JsonPathMatcher]], doc: Document) -> Iterator[Hit]:
+    for policy, matcher in entries:
+        for route, value in matches(doc, matcher.expression, matcher.required_keys):
+            test = matcher.value
+            if test is not None and isinstance(value, list):
+                # a value test on a list (`extends: [.a, .b]`) is a test on each item
+                for i, item in enumerate(value):
+                    if test.accepts(item):
+                        yield Hit(policy, route + (i,), "value", str(item))
+                continue
+            if test is not None and not test.accepts(value):
+                continue
+            part: Part = "key" if isinstance(route[-1], str) else "value"
+            yield Hit(policy, route, part, str(route[-1]))

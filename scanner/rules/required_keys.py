@@ -1,0 +1,53 @@
+"""`required-keys`: mappings that must hold some keys (`ci:` next to `main:` in `database.yml`) or
+one key first. Keys a template writes (`<%= database %>:`) are not known, so such mappings are skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from jsonpath_ng.jsonpath import JSONPath
+
+from scanner.core.document import Document
+from scanner.readers.settings.templated import is_templated
+from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.jsonpath import matches
+from scanner.rules.jsonpaths import compile_path
+from scanner.rules.policy import Policy
+
+
+class Spec(spec.Spec):
+    kind: Literal["required-keys"]
+    path: str  # JSONPath of the mappings to check
+    keys: tuple[str, ...] = ()
+    first: str | None = None  # when present, this key must come first
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredKeysMatcher(spec.Matcher):
+    kind: ClassVar[str] = "required-keys"
+    expression: JSONPath
+    required_keys: frozenset[str]
+    keys: tuple[str, ...]
+    first: str | None
+
+
+def compile(s: Spec, build: spec.Build) -> RequiredKeysMatcher:
+    if not s.keys and s.first is None:
+        raise ValueError("give `keys`, `first`, or both")
+    expr, keys = compile_path(s.path)
+    return RequiredKeysMatcher(expr, keys, s.keys, s.first)
+
+
+def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Document) -> Iterator[Hit]:
+    for policy, m in entries:
+        for route, mapping in matches(doc, m.expression, m.required_keys):
+            if len(route) < 2 or not isinstance(mapping, dict) or any(is_templated(str(k)) for k in mapping):
+                continue
+            if any(k not in mapping for k in m.keys):
+                yield Hit(policy, route, "key", str(route[-1]))
+            first = next(iter(mapping), None)
+            if m.first is not None and m.first in mapping and first != m.first:
+                yield Hit(policy, route + (first,), "key", str(route[-1]))

@@ -1,0 +1,79 @@
+"""`rest-api`: calls to REST v4 endpoints (`PUT /runners/:id`) that break in a release or in v5.
+
+Without `parameters` and `response_fields` the call itself is reported, else each named field it
+sends (form fields, query parameters, JSON body keys) or reads from its response (jq, Python,
+python-gitlab objects). Calls come from every reader that extracts them (`scanner.readers.api`):
+job scripts, script files, Python, JavaScript/TypeScript, Ruby, Terraform.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from scanner.core.tree import Span
+from scanner.readers.api.model import RestCall
+from scanner.readers.api.paths import Endpoint, compile_endpoint
+from scanner.rules import spec
+from scanner.rules.policy import Policy
+
+# Words a script must contain to be worth tokenising for API calls (`scanner.rules.index`).
+API_WORDS = ("api/v4", "CI_API_V4_URL", "api/graphql", "CI_API_GRAPHQL_URL", "glab", "curl", "wget", "jq",
+             "http ", "https ", "xh ")
+
+
+class Spec(spec.Spec):
+    kind: Literal["rest-api"]
+    endpoints: tuple[str, ...] = Field(min_length=1)
+    parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
+    parameter_value: spec.ValueSpec | None = None
+    response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
+    response_value: spec.ValueSpec | None = None  # only reads compared with such a value
+
+
+@dataclass(frozen=True, slots=True)
+class RestApiMatcher(spec.Matcher):
+    kind: ClassVar[str] = "rest-api"
+    endpoints: tuple[Endpoint, ...]
+    parameters: frozenset[str]
+    parameter_value: spec.ValueTest | None
+    response_fields: frozenset[str]
+    response_value: spec.ValueTest | None
+
+
+def compile(s: Spec, build: spec.Build) -> RestApiMatcher:
+    return RestApiMatcher(
+        tuple(compile_endpoint(e) for e in s.endpoints),
+        frozenset(s.parameters),
+        spec.value_test(s.parameter_value),
+        frozenset(s.response_fields),
+        spec.value_test(s.response_value),
+    )
+
+
+def words(m: RestApiMatcher) -> Iterable[str]:
+    return API_WORDS
+
+
+def evaluate(entries: Iterable[tuple[Policy, RestApiMatcher]], call: RestCall) -> Iterator[tuple[Policy, str, Span]]:
+    for policy, m in entries:
+        for matched, span in hits(m, call):
+            yield policy, matched, span
+
+
+def hits(m: RestApiMatcher, call: RestCall) -> Iterator[tuple[str, Span]]:
+    if not any(e.matches(call.method, call.path) for e in m.endpoints):
+        return
+    if not m.parameters and not m.response_fields:
+        yield f"{call.method} {call.path}", call.span
+        return
+    for p in call.params:
+        if p.name in m.parameters and (m.parameter_value is None or m.parameter_value.accepts(p.value)):
+            yield p.name, p.span
+    for r in call.reads:
+        test = m.response_value
+        if r.field in m.response_fields and (test is None or any(map(test.accepts, r.compared))):
+            yield r.field, r.span

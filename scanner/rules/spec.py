@@ -1,0 +1,84 @@
+"""What every matcher kind shares: the strict spec base, value tests, and the compiled matcher base.
+
+A matcher kind is one module beside this one (`template_include.py`, `command.py`, …): a pydantic
+`Spec` of its parameters (unknown keys rejected), a frozen compiled matcher, its `compile` step and
+the evaluation over the document facet it reads. `scanner.rules.table` lists them in one dict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ValueSpec(Spec):
+    """A constraint on a matched scalar value; at most one of the three."""
+
+    equals: str | int | bool | None = None
+    one_of: tuple[str | int | bool, ...] | None = None
+    regex: str | None = None
+
+
+class Matcher:
+    """Base of every compiled matcher (frozen dataclasses); `kind` names its row in the table."""
+
+    __slots__ = ()
+    kind: ClassVar[str]
+
+
+# A matcher kind that holds other matchers (`any-of`) compiles them through the table it is given.
+Build = Callable[[dict[str, Any]], Matcher]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueTest:
+    equals: Any = None
+    has_equals: bool = False
+    one_of: frozenset[Any] | None = None
+    regex: re.Pattern[str] | None = None
+
+    def accepts(self, value: Any) -> bool:
+        if self.has_equals:
+            return bool(value == self.equals and type(value) is type(self.equals))
+        if self.one_of is not None:
+            return value in self.one_of
+        if self.regex is not None:
+            return isinstance(value, str) and self.regex.search(value) is not None
+        return True
+
+
+def compile_regex(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise ValueError(f"invalid regex {text!r}: {exc}") from None
+
+
+def value_test(spec: ValueSpec | None) -> ValueTest | None:
+    if spec is None:
+        return None
+    given = [f for f in ("equals", "one_of", "regex") if f in spec.model_fields_set]
+    if len(given) != 1:
+        raise ValueError("value: give exactly one of equals, one_of, regex")
+    if given[0] == "equals":
+        return ValueTest(equals=spec.equals, has_equals=True)
+    if given[0] == "one_of":
+        return ValueTest(one_of=frozenset(spec.one_of or ()))
+    return ValueTest(regex=compile_regex(spec.regex or ""))
+
+
+def checked_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    bad = [n for n in names if not VAR_NAME.match(n)]
+    if bad:
+        raise ValueError(f"names: not a variable name: {bad[0]!r}")
+    return names
