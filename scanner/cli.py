@@ -15,6 +15,7 @@ from scanner import __version__
 from scanner.commands import comment
 from scanner.commands import fix as fix_command
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from scanner.report.formats import FORMATS
 from streams.cli import register as register_stream
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     scan = sub.add_parser("scan", help="scan repositories for deprecated GitLab usage")
     scan.add_argument("paths", nargs="*", default=["."], help="directories or files (default: .)")
-    scan.add_argument("--format", choices=("text", "json", "sarif", "codequality", "markdown"), default="text")
+    scan.add_argument("--format", choices=tuple(FORMATS), default="text")
     scan.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     scan.add_argument("--target", help="GitLab release you upgrade to, MAJOR.MINOR (default: newest any policy names)")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")

@@ -11,6 +11,7 @@ import pytest
 
 from scanner.core.results import Report
 from scanner.report import codequality, markdown, sarif
+from scanner.report.formats import RenderOptions
 from scanner.report.jsonfmt import report_dict
 from scanner.rules.policy import Policy
 
@@ -42,7 +43,7 @@ def _errors(validator: Any, doc: dict[str, Any]) -> list[str]:
 
 
 def test_sarif_over_samples_is_valid(samples_report: Report, policies: list[Policy], sarif_validator: Any) -> None:
-    doc = json.loads(sarif.render(samples_report, policies))
+    doc = json.loads(sarif.render(samples_report, RenderOptions(policies=policies)))
     assert _errors(sarif_validator, doc) == []
     broken = json.loads(json.dumps(doc))
     broken["runs"][0]["results"][0]["level"] = "fatal"  # the validator does reject what it should
@@ -82,7 +83,7 @@ def test_sarif_input_errors_are_notifications(tmp_path: Path, policies: list[Pol
     (tmp_path / ".gitlab-ci.yml").write_text("job:\n  script: [echo\n", encoding="utf-8")
     report = run_scan([tmp_path], policies)
     assert report.errors
-    doc = json.loads(sarif.render(report, policies))
+    doc = json.loads(sarif.render(report, RenderOptions(policies=policies)))
     assert _errors(sarif_validator, doc) == []
     [note] = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert note["level"] == "error" and note["message"]["text"] == report.errors[0].message
@@ -117,7 +118,7 @@ dast:
 @pytest.mark.parametrize("target", ["17.0", "19.0"])  # at 17.0, what 18.0 and 19.0 remove are warnings
 def test_codequality_over_samples(target: str, policies: list[Policy]) -> None:
     report = run_scan([ROOT / "samples"], policies, target=target)
-    text = codequality.render(report)
+    text = codequality.render(report, RenderOptions())
     assert text.startswith("[")  # GitLab rejects a byte order mark
     issues = json.loads(text)
     assert len(issues) == len(report.findings)
@@ -139,9 +140,9 @@ def test_codequality_over_samples(target: str, policies: list[Policy]) -> None:
 def test_codequality_fingerprints_survive_moved_lines(tmp_path: Path, policies: list[Policy]) -> None:
     pipeline = tmp_path / ".gitlab-ci.yml"
     pipeline.write_text(PIPELINE, encoding="utf-8")
-    before = json.loads(codequality.render(run_scan([tmp_path], policies)))
+    before = json.loads(codequality.render(run_scan([tmp_path], policies), RenderOptions()))
     pipeline.write_text(MOVED, encoding="utf-8")
-    after = json.loads(codequality.render(run_scan([tmp_path], policies)))
+    after = json.loads(codequality.render(run_scan([tmp_path], policies), RenderOptions()))
 
     def ident(items: list[dict[str, Any]]) -> dict[str, tuple[str, int]]:
         return {i["fingerprint"]: (i["check_name"], i["location"]["lines"]["begin"]) for i in items}
@@ -153,7 +154,7 @@ def test_codequality_fingerprints_survive_moved_lines(tmp_path: Path, policies: 
 
 def test_codequality_input_errors(tmp_path: Path, policies: list[Policy]) -> None:
     (tmp_path / ".gitlab-ci.yml").write_text("job:\n  script: [echo\n", encoding="utf-8")
-    [issue] = json.loads(codequality.render(run_scan([tmp_path], policies)))
+    [issue] = json.loads(codequality.render(run_scan([tmp_path], policies), RenderOptions()))
     assert issue["check_name"] == "sunset-input-error" and issue["severity"] == "major"
     assert issue["location"]["path"] == ".gitlab-ci.yml" and len(issue["fingerprint"]) == 32
 
@@ -259,18 +260,18 @@ curl --header "JOB-TOKEN: $CI_JOB_TOKEN" ```x```
 
 
 def test_markdown_exact() -> None:
-    assert markdown.render(SMALL, CI) == SMALL_MD
+    assert markdown.render_json(SMALL, CI) == SMALL_MD
 
 
 def test_markdown_without_ci_has_no_links() -> None:
-    body = markdown.render(SMALL, {})
+    body = markdown.render_json(SMALL, {})
     assert "/-/blob/" not in body and "[pipeline" not in body
     assert "| error | `ci/dast.yml:4` | [`dast-zap-variables`]" in body
 
 
 def test_markdown_all_clear() -> None:
     clean = report_dict(Report(target="19.0", files_scanned=6, suppressed=1, baselined=3))
-    assert markdown.render(clean, {}) == (
+    assert markdown.render_json(clean, {}) == (
         "<!-- sunset:report -->\n\n### sunset: all clear for GitLab 19.0\n\n"
         "No deprecated or removed GitLab features in 6 scanned files. "
         "Not shown: 1 suppressed inline and 3 in the baseline.\n\n"
@@ -296,15 +297,15 @@ def test_markdown_is_capped(samples_report: Report) -> None:
     many = report_dict(samples_report)
     many["findings"] = [dict(f, line=n + 1) for n in range(40) for f in many["findings"]]
     total = len(many["findings"])  # 40 copies of every sample finding
-    body = markdown.render(many, CI, max_chars=20_000)
+    body = markdown.render_json(many, CI, max_chars=20_000)
     assert len(body) <= 20_000 and body.startswith(markdown.MARKER + "\n")
     shown = body.count("\n| error |") + body.count("\n| warning |") + body.count("\n| info |")
     assert 0 < shown < total
     assert f"_{total - shown} more findings not shown to keep this comment short;" in body
-    assert len(markdown.render(many, CI)) <= markdown.MAX_CHARS
+    assert len(markdown.render_json(many, CI)) <= markdown.MAX_CHARS
 
 
 def test_markdown_over_samples_links_every_row(samples_report: Report) -> None:
-    body = markdown.render(report_dict(samples_report), CI)
+    body = markdown.render_json(report_dict(samples_report), CI)
     assert body.count(f"]({BLOB}/") == 2 * len(samples_report.findings)  # table row and details
     assert body.index("Removed in GitLab 17.0") < body.index("Removed in GitLab 18.0") < body.index("19.0 (")

@@ -185,7 +185,7 @@ def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping
     env = os.environ if env is None else env
     try:
         report = read_report(Path(args.report))
-        body = _render(markdown.render, report, env, Path(args.report))
+        body = _render(markdown.render_json, report, env, Path(args.report))
         if args.dry_run:
             sys.stdout.write(body)
             return EXIT_OK

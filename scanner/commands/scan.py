@@ -18,6 +18,7 @@ from scanner.core.files import scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine.scan import ScanOptions, scan
+from scanner.report.formats import FORMATS, RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
 from scanner.rules.policy import Policy
 
@@ -137,19 +138,11 @@ def exit_code(report: Report, fail_on: str) -> int:
 
 
 def render(report: Report, args: argparse.Namespace, policies: list[Policy]) -> str:
-    from scanner.report import codequality, jsonfmt, markdown, sarif, text
-
-    if args.format == "json":
-        return jsonfmt.render(report)
-    if args.format == "sarif":
-        return sarif.render(report, policies)
-    if args.format == "codequality":
-        return codequality.render(report)
-    if args.format == "markdown":
-        return markdown.render(jsonfmt.report_dict(report), os.environ)
+    """The report in `--format`; the format's module loads only now (`scanner.report.formats`)."""
     tty = args.output is None and sys.stdout.isatty()
     color = args.color == "always" or (args.color == "auto" and tty and "NO_COLOR" not in os.environ)
-    return text.render(report, color=color)
+    options = RenderOptions(policies=tuple(policies), color=color, env=os.environ)
+    return FORMATS[args.format](report, options)
 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner.core.results import Finding, InputError, Report
+
+if TYPE_CHECKING:
+    from scanner.report.formats import RenderOptions
 
 # The one place our severities become CodeClimate's.
 #   error   → critical: removed at or before the target release; it breaks on upgrade.
@@ -63,5 +66,5 @@ def issues(report: Report) -> list[dict[str, Any]]:
     return [_issue(f) for f in report.findings] + [_error_issue(e) for e in report.errors]
 
 
-def render(report: Report) -> str:
+def render(report: Report, options: RenderOptions) -> str:
     return json.dumps(issues(report), indent=2, ensure_ascii=False) + "\n"

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner import __version__
 from scanner.core.results import Finding, Report
+
+if TYPE_CHECKING:
+    from scanner.report.formats import RenderOptions
 
 CONTRACT_VERSION = 1
 
@@ -56,5 +59,5 @@ def report_dict(report: Report) -> dict[str, Any]:
     }
 
 
-def render(report: Report) -> str:
+def render(report: Report, options: RenderOptions) -> str:
     return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"

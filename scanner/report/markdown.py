@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from scanner.core.versions import Version
+
+if TYPE_CHECKING:
+    from scanner.core.results import Report
+    from scanner.report.formats import RenderOptions
 
 MARKER = "<!-- sunset:report -->"
 # GitLab refuses notes over 1,000,000 characters; a comment a tenth of that is already too long to
@@ -206,7 +210,14 @@ def is_clean(report: Json) -> bool:
     return not report["findings"] and not report["errors"]
 
 
-def render(report_json: Json, env: Mapping[str, str], max_chars: int = MAX_CHARS) -> str:
+def render(report: Report, options: RenderOptions) -> str:
+    """`sunset scan --format markdown`: the scan's JSON contract, rendered as `sunset comment` would."""
+    from scanner.report.jsonfmt import report_dict
+
+    return render_json(report_dict(report), options.env)
+
+
+def render_json(report_json: Json, env: Mapping[str, str], max_chars: int = MAX_CHARS) -> str:
     """The note body; when it would exceed `max_chars`, the most findings that fit, and a note."""
     if is_clean(report_json):
         return all_clear(report_json, env)

@@ -17,7 +17,8 @@ Mapping choices:
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from scanner import __version__
@@ -25,6 +26,9 @@ from scanner.core.results import Finding, InputError, Report
 from scanner.core.versions import Version, severity_for
 from scanner.report.policydocs import policy_markdown
 from scanner.rules.policy import Policy
+
+if TYPE_CHECKING:
+    from scanner.report.formats import RenderOptions
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # sunset has no public home yet; until it does, point at the catalogue its policies follow.
@@ -122,7 +126,7 @@ def _notification(e: InputError) -> dict[str, Any]:
     }
 
 
-def _rules(report: Report, policies: list[Policy]) -> list[dict[str, Any]]:
+def _rules(report: Report, policies: Sequence[Policy]) -> list[dict[str, Any]]:
     target = Version.parse(report.target)
     reported = {f.rule_id for f in report.findings}
     rules = {p.id: _policy_rule(p, target) for p in policies if p.id in reported}
@@ -131,7 +135,7 @@ def _rules(report: Report, policies: list[Policy]) -> list[dict[str, Any]]:
     return [rules[k] for k in sorted(rules)]
 
 
-def sarif_dict(report: Report, policies: list[Policy]) -> dict[str, Any]:
+def sarif_dict(report: Report, policies: Sequence[Policy]) -> dict[str, Any]:
     rules = _rules(report, policies)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     run: dict[str, Any] = {
@@ -152,5 +156,5 @@ def sarif_dict(report: Report, policies: list[Policy]) -> dict[str, Any]:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(report: Report, policies: list[Policy]) -> str:
-    return json.dumps(sarif_dict(report, policies), indent=2, ensure_ascii=False) + "\n"
+def render(report: Report, options: RenderOptions) -> str:
+    return json.dumps(sarif_dict(report, options.policies), indent=2, ensure_ascii=False) + "\n"

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scanner.core.results import Finding, Report
+
+if TYPE_CHECKING:
+    from scanner.report.formats import RenderOptions
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
 
@@ -33,7 +38,8 @@ def _finding(f: Finding, paint: _Paint) -> list[str]:
     return out
 
 
-def render(report: Report, color: bool = False) -> str:
+def render(report: Report, options: RenderOptions) -> str:
+    color = options.color
     paint = _Paint(color)
     lines: list[str] = []
     for f in report.findings:
