@@ -25,6 +25,7 @@ import pytest
 
 from scanner.commands import comment
 from scanner.core.results import Report
+from scanner.gitlab import retry
 from scanner.report.jsonfmt import report_dict
 from scanner.report.markdown import MARKER
 
@@ -237,7 +238,7 @@ class Sleeps(list[float]):
 
 
 def run(report: Path, env: dict[str, str], *flags: str, sleeps: Sleeps | None = None) -> int:
-    policy = comment.RetryPolicy(backoff=0.25, sleep=sleeps if sleeps is not None else Sleeps())
+    policy = retry.RetryPolicy(backoff=0.25, sleep=sleeps if sleeps is not None else Sleeps())
     return comment.run(parse("--report", str(report), "--verbose", *flags), retry=policy, env=env)
 
 
@@ -422,14 +423,14 @@ def test_not_a_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_retry_policy() -> None:
-    policy = comment.RetryPolicy(retries=3, backoff=0.5, max_wait=10)
+    policy = retry.RetryPolicy(retries=3, backoff=0.5, max_wait=10)
     assert [policy.delay(n, None) for n in range(4)] == [0.5, 1.0, 2.0, None]
     assert policy.delay(0, "4") == 4.0
     assert policy.delay(0, "11") is None  # longer than the cap: give up rather than stall the job
     assert policy.statuses("PUT") == {429, 500, 502, 503, 504} and policy.statuses("POST") == {429}
     now = 1_700_000_000.0  # 2023-11-14 22:13:20 GMT
-    assert comment.retry_after_seconds("Tue, 14 Nov 2023 22:13:25 GMT", now=now) == 5.0
-    assert comment.retry_after_seconds("soon", now=now) is None
+    assert retry.retry_after_seconds("Tue, 14 Nov 2023 22:13:25 GMT", now=now) == 5.0
+    assert retry.retry_after_seconds("soon", now=now) is None
 
 
 def test_scrub() -> None:

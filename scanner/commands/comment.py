@@ -15,68 +15,19 @@ import argparse
 import os
 import re
 import sys
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+from scanner.gitlab.retry import RetryPolicy, Target
 
 EXIT_OK, EXIT_FAIL = 0, 2
 DEFAULT_TOKEN_ENV = "SUNSET_GITLAB_TOKEN"
-# Safe to repeat: the request changed nothing, or repeating it changes nothing more.
-IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
-RETRY_IDEMPOTENT = frozenset({429, 500, 502, 503, 504})
-# A POST that failed with a 5xx may still have created the note; repeating it could post a second
-# one. 429 is refused before any work is done, so only that is retried; the next pipeline finds
-# and edits a note that did land.
-RETRY_POST = frozenset({429})
 _TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
 
 
 class CommentError(Exception):
     """Why the comment could not be posted, in one line, already free of the token."""
-
-
-class RetryPolicy(NamedTuple):
-    """How often and how long to wait when GitLab answers 429 or 5xx."""
-
-    retries: int = 5
-    backoff: float = 1.0  # seconds before the first retry when GitLab gives no Retry-After; doubles
-    max_wait: float = 120.0  # a longer Retry-After ends the retries rather than stalling the job
-    sleep: Callable[[float], None] = time.sleep
-
-    def statuses(self, method: str) -> frozenset[int]:
-        return RETRY_IDEMPOTENT if method.upper() in IDEMPOTENT else RETRY_POST
-
-    def delay(self, attempt: int, retry_after: str | None) -> float | None:
-        """Seconds to wait before retry number `attempt` (0-based), or None to stop retrying."""
-        if attempt >= self.retries:
-            return None
-        wait = retry_after_seconds(retry_after)
-        if wait is None:
-            wait = self.backoff * 2**attempt
-        return wait if wait <= self.max_wait else None
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """`Retry-After` as seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    from email.utils import parsedate_to_datetime  # rare path; keeps `sunset scan` start-up lean
-
-    try:
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when - (time.time() if now is None else now))
-
-
-class Target(NamedTuple):
-    url: str  # the server, without /api/v4
-    project: str  # numeric id or full path
-    mr: int
 
 
 def configure(subparsers: Any) -> None:

@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from scanner.core.files import scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
-from scanner.engine.scan import ScanOptions, scan
+from scanner.engine.scan import Plan, ScanOptions, scan
 from scanner.report.formats import FORMATS, RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
 from scanner.rules.policy import Policy
@@ -26,14 +25,6 @@ if TYPE_CHECKING:
     from scanner.engine.config import LoadedConfig
 
 BASELINE_VERSION = 1
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    paths: list[Path]
-    policies: list[Policy]
-    options: ScanOptions
-    fail_on: str
 
 
 def policy_dirs(extra: list[str] | None) -> list[Path]:

@@ -53,6 +53,16 @@ class ScanOptions:
     exclude: tuple[str, ...] = ()  # globs relative to the scan base
 
 
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One scan as the user asked for it: flags and `.sunset.yml` resolved (`scanner.commands.scan`)."""
+
+    paths: list[Path]
+    policies: list[Policy]
+    options: ScanOptions
+    fail_on: str
+
+
 @dataclass(slots=True)
 class _Pipeline:
     repo: Path

@@ -3,7 +3,7 @@
 How a fix is made, and why this way:
 
 * A policy declares its fix as data (`fix:` in its YAML; the kinds are the closed set in
-  `scanner.fix.specs.FIX_SPECS`). A fix works on a reported finding: the route and the exact span
+  `scanner.rules.fixes.FIX_SPECS`). A fix works on a reported finding: the route and the exact span
   the parser recorded for it (`scanner.fix.sites`).
 * Every rewrite is a span edit on the file's text (`scanner.fix.plan`), for YAML as for TOML,
   `gitlab.rb`, shell, Python or GraphQL. ruamel.yaml's round-trip *dumper* keeps comments and

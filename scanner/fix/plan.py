@@ -17,7 +17,8 @@ from scanner.core.results import Route, route_text
 from scanner.core.tree import Span
 from scanner.fix.sites import Site
 from scanner.fix.source import SourceText, exists, refine, unquote, value_at
-from scanner.fix.specs import (
+from scanner.readers import ci
+from scanner.rules.fixes import (
     FIX_SPECS,
     AddArgumentFix,
     AnyFix,
@@ -26,7 +27,6 @@ from scanner.fix.specs import (
     RenameFix,
     SetValueFix,
 )
-from scanner.readers import ci
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -227,7 +227,7 @@ PLANNERS: dict[str, Callable[[Any, Site, SourceText], Planned | str]] = {
 }
 
 if set(PLANNERS) != set(FIX_SPECS):  # pragma: no cover - a developer error, caught by any test run
-    raise RuntimeError("scanner.fix.plan.PLANNERS and scanner.fix.specs.FIX_SPECS name different kinds")
+    raise RuntimeError("scanner.fix.plan.PLANNERS and scanner.rules.fixes.FIX_SPECS name different kinds")
 
 
 def plan(spec: AnyFix, site: Site, src: SourceText) -> Change | str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scanner.commands.scan import Plan
 from scanner.core.document import Document
 from scanner.core.results import Report
+from scanner.engine.scan import Plan
 from scanner.fix.apply import ChangedOnDisk, Outcome, fix_text, unified_diff, write_atomic
 from scanner.fix.plan import Change, plan
 from scanner.fix.sites import Site, collect

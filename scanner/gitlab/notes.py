@@ -26,7 +26,7 @@ from gitlab.exceptions import GitlabError
 from gitlab.v4.objects import ProjectMergeRequest, ProjectMergeRequestNote
 
 from scanner import __version__
-from scanner.commands.comment import RetryPolicy, Target
+from scanner.gitlab.retry import RetryPolicy, Target
 from scanner.report.markdown import MARKER
 
 __all__ = ["GitlabError", "describe", "publish"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scanner.fix.specs import tier_of
+from scanner.rules.fixes import tier_of
 from scanner.rules.policy import Policy
 
 _TIERS = {

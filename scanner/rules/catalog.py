@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from scanner.readers.yamldoc import YamlError, load_yaml
+from scanner.rules import cache
 from scanner.rules.facets import derived_kinds
 from scanner.rules.policy import Policy, PolicyModel
 from scanner.rules.table import build_matcher, facets_of
@@ -31,11 +32,11 @@ def _line_of(tree_lines: dict[tuple[str | int, ...], int], loc: tuple[str | int,
     return 1
 
 
-def _load_one(path: Path) -> Policy:
+def _load_one(path: Path, data: bytes) -> Policy:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
         doc = load_yaml(text, str(path))
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise PolicyLoadError(f"{path}:1: cannot read policy: {exc}") from exc
     except YamlError as exc:
         raise PolicyLoadError(f"{path}:{exc.line}: invalid YAML: {exc.message}") from exc
@@ -70,15 +71,33 @@ def builtin_policy_dir() -> Path:
 
 
 def load_policies(dirs: Iterable[Path]) -> list[Policy]:
-    """Load every `*.yaml` below each directory; duplicate ids are an error."""
+    """Load every `*.yaml` below each directory; duplicate ids are an error. The compiled catalog
+    is cached by content (`scanner.rules.cache`)."""
+    files = _policy_files(list(dirs))
+    key = cache.catalog_key(files)
+    cached = cache.read(key)
+    if cached is not None:
+        return cached
     policies: dict[str, Policy] = {}
+    for path, data in files:
+        policy = _load_one(path, data)
+        if policy.id in policies:
+            first = policies[policy.id].source
+            raise PolicyLoadError(f"{path}:1: id: duplicate policy id {policy.id!r} (also {first})")
+        policies[policy.id] = policy
+    loaded = sorted(policies.values(), key=lambda p: p.id)
+    cache.write(key, loaded)
+    return loaded
+
+
+def _policy_files(dirs: list[Path]) -> list[tuple[Path, bytes]]:
+    files = []
     for directory in dirs:
         if not directory.is_dir():
             raise PolicyLoadError(f"{directory}: policy directory does not exist")
         for path in sorted(directory.rglob("*.yaml")):
-            policy = _load_one(path)
-            if policy.id in policies:
-                first = policies[policy.id].source
-                raise PolicyLoadError(f"{path}:1: id: duplicate policy id {policy.id!r} (also {first})")
-            policies[policy.id] = policy
-    return sorted(policies.values(), key=lambda p: p.id)
+            try:
+                files.append((path, path.read_bytes()))
+            except OSError as exc:
+                raise PolicyLoadError(f"{path}:1: cannot read policy: {exc}") from exc
+    return files

@@ -19,11 +19,13 @@ from jsonpath_ng.jsonpath import (
     WhereNot,
     Wildcard,
 )
-from jsonpath_ng.parser import parse as jsonpath_parse
 
 
 def compile_path(text: str) -> tuple[JSONPath, frozenset[str]]:
-    """The expression and the literal keys a document must have for it to match anything."""
+    """The expression and the literal keys a document must have for it to match anything.
+    (The parser is imported here: a scan whose catalog comes from the cache never needs it.)"""
+    from jsonpath_ng.parser import parse as jsonpath_parse
+
     try:
         expr = jsonpath_parse(text)
     except Exception as exc:  # noqa: BLE001 - jsonpath-ng raises bare Exception (and its lexer/parser errors)

@@ -13,13 +13,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scanner.core.versions import RELEASE_RE, Version
-from scanner.fix.specs import FixSpec
 from scanner.rules.facets import KIND_NAMES
+from scanner.rules.fixes import FixSpec
 from scanner.rules.spec import Matcher
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 Release = Annotated[str, Field(pattern=RELEASE_RE.pattern)]
@@ -64,7 +64,7 @@ class PolicyModel(_Strict):
     applies_to: tuple[str, ...] | None = Field(default=None, min_length=1)
     match: dict[str, Any]
     example: Example
-    # What `sunset fix` may rewrite (scanner.fix.specs): one mapping or a list of them.
+    # What `sunset fix` may rewrite (scanner.rules.fixes): one mapping or a list of them.
     fix: tuple[FixSpec, ...] = ()
 
     @field_validator("applies_to")

@@ -21,7 +21,7 @@ Tier = Literal["safe", "unsafe"]
 
 
 class _Fix(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     tier: Tier
     note: str | None = Field(default=None, description="what to check after the fix; shown in the policy docs")
@@ -135,7 +135,7 @@ FixSpec = Annotated[
 AnyFix = RenameFix | SetValueFix | DeleteFix | MoveFirstFix | AddArgumentFix
 
 if set(FIX_SPECS.values()) != set(get_args(AnyFix)):  # pragma: no cover - a developer error, caught by any test run
-    raise RuntimeError("scanner.fix.specs: FIX_SPECS and the FixSpec union name different kinds")
+    raise RuntimeError("scanner.rules.fixes: FIX_SPECS and the FixSpec union name different kinds")
 
 
 def tier_of(fixes: tuple[AnyFix, ...]) -> str:
