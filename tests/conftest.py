@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,11 @@ from scanner.rules.catalog import builtin_policy_dir, load_policies
 from scanner.rules.policy import Policy
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The compiled-catalog cache of this run (and of the commands it starts) in a folder of its own."""
+    os.environ["SUNSET_CACHE_DIR"] = tempfile.mkdtemp(prefix="sunset-test-cache-")
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from scanner import __version__
 from scanner.rules.policy import Policy
 
 _FORMAT = 1
+KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 
 def cache_dir() -> Path | None:
@@ -65,5 +66,12 @@ def write(key: str, policies: list[Policy]) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".catalog-", delete=False) as handle:
             pickle.dump(policies, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(handle.name, folder / f"catalog-{key}.pickle")
+        _prune(folder)
     except OSError:
         return  # a read-only or full cache folder only costs speed
+
+
+def _prune(folder: Path) -> None:
+    found = sorted(folder.glob("catalog-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in found[KEEP:]:
+        old.unlink(missing_ok=True)
