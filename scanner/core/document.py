@@ -1,8 +1,9 @@
 """A parsed input file: its text, its data, and the one function that turns a route into a place.
 
-Matchers yield routes (`(0, 'include', 2, 'template')`); `Document.locate` walks the
-route through the data and reads the position from the parser's side table. Nothing
-searches the text for a finding's line.
+Matchers yield routes (`(0, 'include', 2, 'template')`); `Document.span` walks the route
+through the data (`scanner.core.tree.walk`) and reads the position from the parser's side
+table, and `Document.location` turns that into a finding's place. Nothing searches the text
+for a finding's line.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Literal
 
 from scanner.core.redact import redact_line
 from scanner.core.results import Location, Route, route_text
-from scanner.core.tree import Span, Tagged, Tree
+from scanner.core.tree import Span, Tree, unwrap, walk
 
 Part = Literal["key", "value"]
 
@@ -45,21 +46,15 @@ class Document:
         lines = self.lines
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
-    def spans_of(self, container: Any) -> Any:
-        return self.data.table[id(container)]
-
     def span(self, route: Route, part: Part = "key") -> Span:
         """The span of the last step of `route`: the key itself or its value."""
         if len(route) == 1:
             return self.data.root_spans[route[0]]
-        container: Any = self.data.roots[route[0]]
-        for step in route[1:-1]:
-            container = _unwrap(container)
-            try:
-                container = container[step]
-            except (KeyError, IndexError, TypeError):
-                raise RouteError(f"{self.path}: no {route_text(route)}") from None
-        container = _unwrap(container)
+        root: Any = self.data.roots[route[0]]
+        try:
+            container = unwrap(walk(root, route[1:-1]))
+        except (KeyError, IndexError, TypeError):
+            raise RouteError(f"{self.path}: no {route_text(route)}") from None
         spans = self.data.table.get(id(container))
         last = route[-1]
         if spans is None:
@@ -77,7 +72,3 @@ class Document:
             # a multi-line value (a block) is shown by its first line only
             where = (where[0], where[1], where[0], len(self.line_text(where[0])) + 1)
         return Location.of(self.path, where, route_text(route), redact_line(self.line_text(where[0])))
-
-
-def _unwrap(value: Any) -> Any:
-    return value.value if isinstance(value, Tagged) else value

@@ -7,6 +7,7 @@ can never match them, and a value shared through an alias has one position.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,20 @@ class Tagged:
 
     tag: str
     value: Any
+
+
+def unwrap(value: Any) -> Any:
+    """The value under a tag; any other value as it is."""
+    return value.value if isinstance(value, Tagged) else value
+
+
+def walk(node: Any, steps: Iterable[str | int]) -> Any:
+    """The data reached from `node` by `steps` (a key or an index each), tags unwrapped before
+    each step but not after the last. A step that leads nowhere raises what indexing raises:
+    `KeyError`, `IndexError` or `TypeError`; each caller decides what that means."""
+    for step in steps:
+        node = (node.value if isinstance(node, Tagged) else node)[step]
+    return node
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from scanner.core.document import Document
 from scanner.core.results import Route
-from scanner.core.tree import Span, Tagged
+from scanner.core.tree import Span, unwrap, walk
 
 _MISSING = object()
 
@@ -56,14 +56,10 @@ def unquote(text: str) -> tuple[int, str]:
 
 def value_at(roots: list[Any], route: Route) -> Any:
     """The data at a route (tags unwrapped), or `_MISSING`."""
-    node: Any = roots
-    for step in route:
-        node = node.value if isinstance(node, Tagged) else node
-        try:
-            node = node[step]
-        except (KeyError, IndexError, TypeError):
-            return _MISSING
-    return node.value if isinstance(node, Tagged) else node
+    try:
+        return unwrap(walk(roots, route))
+    except (KeyError, IndexError, TypeError):
+        return _MISSING
 
 
 def exists(value: Any) -> bool:

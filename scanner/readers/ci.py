@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from scanner.core.document import Document
 from scanner.core.results import Route
-from scanner.core.tree import Tagged
+from scanner.core.tree import walk
 
 # Top-level keywords that are not jobs (GitLab's `Gitlab::Ci::Config::Entry::Root`).
 GLOBAL_KEYWORDS = frozenset(
@@ -133,7 +133,7 @@ def _variable_blocks(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
             yield route + ("trigger", "inputs"), trigger["inputs"]
     for entry in include_entries(doc):
         if entry.inputs_route is not None:
-            block = _at(doc, entry.inputs_route)
+            block = walk(doc.data.roots, entry.inputs_route)
             if isinstance(block, dict) and id(block) not in seen:
                 seen.add(id(block))
                 yield entry.inputs_route, block
@@ -180,15 +180,3 @@ def _flatten(value: Any, route: Route, job: Route, seen: set[int], depth: int = 
         seen.add(id(value))
         for i, item in enumerate(value):
             yield from _flatten(item, route + (i,), job, seen, depth + 1)
-
-
-def _at(doc: Document, route: Route) -> Any:
-    value: Any = doc.data.roots[route[0]]
-    for step in route[1:]:
-        value = value.value if isinstance(value, Tagged) else value
-        value = value[step]
-    return value
-
-
-def value_at(doc: Document, route: Route) -> Any:
-    return _at(doc, route)
