@@ -67,10 +67,6 @@ class GraphqlText:
         return (line, col, line, col + length)
 
 
-def span_at(line: int, col: int, length: int) -> Span:
-    return (line, col, line, col + length)
-
-
 def line_starts(text: str) -> list[int]:
     """Offsets at which each line of `text` starts."""
     starts = [0]
