@@ -1,24 +1,16 @@
 """A small JavaScript/TypeScript lexer for `scanner.readers.api.jssource`: comments skipped, string and
-template literals read with the source offset of every character, regex literals skipped."""
+template literals read with the source offset of every character, regex literals skipped. Its
+tokens (`scanner.readers.api.tokens.Tok`) are those of the Ruby script lexer."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from scanner.readers.api.tokens import Tok, interpolation_end
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _ESC = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 _REGEX_AFTER = set("(,=:[!&|?{};+-*%<>~^") | {""}
-
-
-@dataclass(slots=True)
-class Tok:
-    kind: str  # str | id | p (punctuation) | num
-    start: int
-    end: int
-    value: str
-    offsets: list[int] = field(default_factory=list)  # for literals: source offset of each value char
-    exprs: list[str] = field(default_factory=list)  # for templates: the text of each ${...}
 
 
 def _literal(text: str, i: int) -> Tok:
@@ -32,10 +24,7 @@ def _literal(text: str, i: int) -> Tok:
             offs.append(j)
             j += 2
         elif quote == "`" and text.startswith("${", j):
-            depth, k = 1, j + 2
-            while k < len(text) and depth:
-                depth += {"{": 1, "}": -1}.get(text[k], 0)
-                k += 1
+            k = interpolation_end(text, j)
             exprs.append(text[j + 2 : k - 1])
             out.append("\0" * (k - j))  # an interpolation: unknown text of the same length
             offs.extend(range(j, k))

@@ -6,26 +6,21 @@ offset of every character of their value; `#{…}` in a double-quoted string or 
 heredoc is unknown text (NUL characters) and its source is kept in `exprs`. Everything else is
 an identifier (`id`: names, constants, `@ivars`, `$globals`, `:symbols` without the colon) or
 one punctuation character (`p`). It never fails: text it does not understand is punctuation.
+
+Its tokens are the JavaScript lexer's (`scanner.readers.api.tokens`). The `gitlab.rb` lexer
+(`scanner.readers.settings.ruby`) reads the same language for another purpose; that module
+says why the two stay apart.
 """
 
 from __future__ import annotations
 
 import re
 
-from scanner.readers.api.jslex import Tok
+from scanner.readers.api.tokens import Tok, interpolation_end
 
 _IDENT = re.compile(r"[@$]{0,2}[A-Za-z_][\w]*[?!]?")
 _HEREDOC = re.compile(r"<<([~-]?)(['\"]?)([A-Za-z_]\w*)\2")
 _ESC = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "s": " "}
-
-
-def _interpolation_end(text: str, j: int) -> int:
-    """Index after the `}` closing the `#{` at `j`."""
-    depth, k = 1, j + 2
-    while k < len(text) and depth:
-        depth += {"{": 1, "}": -1}.get(text[k], 0)
-        k += 1
-    return k
 
 
 def _single(esc: str) -> str:
@@ -47,7 +42,7 @@ class _Value:
 
     def interpolation(self, text: str, j: int, limit: int) -> int:
         """Read the `#{…}` at `j` (not past `limit`); the index after it."""
-        k = min(_interpolation_end(text, j), limit)
+        k = min(interpolation_end(text, j), limit)
         self.exprs.append(text[j + 2 : k - 1])
         self.chars.append("\0" * (k - j))
         self.offsets.extend(range(j, k))
@@ -96,6 +91,16 @@ def _heredoc_body(text: str, start: int, name: str, raw: bool) -> tuple[Tok, int
     return value.token(start, len(text)), len(text)
 
 
+def _heredoc_bodies(text: str, i: int, pending: list[tuple[Tok, str, bool]]) -> int:
+    """Read the bodies of the heredocs opened on the line before `i`, in order, into their
+    placeholder tokens; the index after the last body's terminator line."""
+    for placeholder, name, raw in pending:
+        body, i = _heredoc_body(text, i, name, raw)
+        placeholder.value, placeholder.offsets, placeholder.exprs = body.value, body.offsets, body.exprs
+        i = min(i + 1, len(text))
+    return i
+
+
 def lex(text: str) -> list[Tok]:
     toks: list[Tok] = []
     pending: list[tuple[Tok, str, bool]] = []  # heredocs opened on this line: bodies follow it
@@ -103,11 +108,7 @@ def lex(text: str) -> list[Tok]:
     while i < len(text):
         c = text[i]
         if c == "\n":
-            i += 1
-            for placeholder, name, raw in pending:
-                body, i = _heredoc_body(text, i, name, raw)
-                placeholder.value, placeholder.offsets, placeholder.exprs = body.value, body.offsets, body.exprs
-                i = min(i + 1, len(text))
+            i = _heredoc_bodies(text, i + 1, pending)
             pending = []
         elif c in " \t\r\\":
             i += 1

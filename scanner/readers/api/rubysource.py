@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 
 from scanner.readers.api import rubygem as gem
-from scanner.readers.api.jslex import Tok
 from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
 from scanner.readers.api.rubylex import lex
+from scanner.readers.api.tokens import Tok
 from scanner.readers.api.urlcalls import GRAPHQL_TEXT, document, rest_call
 
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|\bGitlab(?:\.|::Client)", re.IGNORECASE)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from scanner.readers.api.jslex import Tok
 from scanner.readers.api.model import GraphqlText, Param, RestCall
 from scanner.readers.api.paths import api_url, query_pairs
+from scanner.readers.api.tokens import Tok
 
 GRAPHQL_TEXT = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b[^{}]*\{")
 Pos = Callable[[int], tuple[int, int]]  # a source offset → (line, column)
