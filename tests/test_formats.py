@@ -9,8 +9,9 @@ import pytest
 from scanner.cli import build_parser
 from scanner.core.results import Finding, InputError, Location, Report
 from scanner.report import codequality, markdown, sarif
-from scanner.report.formats import FORMATS, RenderOptions
+from scanner.report.formats import FORMATS
 from scanner.report.jsonfmt import report_dict
+from scanner.report.options import RenderOptions
 
 CI = {"CI_PROJECT_URL": "https://gitlab.example.com/g/app", "CI_COMMIT_SHA": "0123abc"}
 TEXT = (

@@ -11,8 +11,8 @@ import pytest
 
 from scanner.core.results import Report
 from scanner.report import codequality, markdown, sarif
-from scanner.report.formats import RenderOptions
 from scanner.report.jsonfmt import report_dict
+from scanner.report.options import RenderOptions
 from scanner.rules.policy import Policy
 
 from conftest import ROOT, run_scan

@@ -17,7 +17,8 @@ from scanner.core.files import scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine.scan import Plan, ScanOptions, scan
-from scanner.report.formats import FORMATS, RenderOptions
+from scanner.report.formats import FORMATS
+from scanner.report.options import RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
 from scanner.rules.policy import Policy
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scanner.core.results import Finding, InputError, Report
 
 if TYPE_CHECKING:
-    from scanner.report.formats import RenderOptions
+    from scanner.report.options import RenderOptions
 
 # The one place our severities become CodeClimate's.
 #   error   → critical: removed at or before the target release; it breaks on upgrade.

@@ -1,4 +1,4 @@
-"""The output formats: one options record, one table from `--format` name to renderer.
+"""The output formats: one table from `--format` name to renderer.
 
 Every format module in `scanner.report` exposes `render(report: Report, options: RenderOptions) -> str`.
 `FORMATS` is the only place a format is registered; the CLI's `--format` choices come from it. Its
@@ -7,22 +7,13 @@ entries import their module when they first render.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from scanner.report.options import RenderOptions
 
 if TYPE_CHECKING:
     from scanner.core.results import Report
-    from scanner.rules.policy import Policy
-
-
-@dataclass(frozen=True, slots=True)
-class RenderOptions:
-    """What a format may need besides the report; each format reads only its own fields."""
-
-    policies: Sequence[Policy] = ()  # sarif: the rules' help text comes from the policies
-    color: bool = False  # text: ANSI colours
-    env: Mapping[str, str] = field(default_factory=dict)  # markdown: GitLab CI variables for file links
 
 
 Renderer = Callable[["Report", RenderOptions], str]

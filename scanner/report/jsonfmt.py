@@ -9,7 +9,7 @@ from scanner import __version__
 from scanner.core.results import Finding, Report
 
 if TYPE_CHECKING:
-    from scanner.report.formats import RenderOptions
+    from scanner.report.options import RenderOptions
 
 CONTRACT_VERSION = 1
 

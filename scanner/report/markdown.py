@@ -21,7 +21,7 @@ from scanner.core.versions import Version
 
 if TYPE_CHECKING:
     from scanner.core.results import Report
-    from scanner.report.formats import RenderOptions
+    from scanner.report.options import RenderOptions
 
 MARKER = "<!-- sunset:report -->"
 # GitLab refuses notes over 1,000,000 characters; a comment a tenth of that is already too long to

@@ -28,7 +28,7 @@ from scanner.report.policydocs import policy_markdown
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.report.formats import RenderOptions
+    from scanner.report.options import RenderOptions
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # sunset has no public home yet; until it does, point at the catalogue its policies follow.

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from scanner.core.results import Finding, Report
 
 if TYPE_CHECKING:
-    from scanner.report.formats import RenderOptions
+    from scanner.report.options import RenderOptions
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
 

@@ -5,10 +5,12 @@ object actions and raw `gl.http_*` calls; and the calls that only produce values
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from scanner.core.tree import Span
 from scanner.readers.api import pygitlab as pg
-from scanner.readers.api.model import Param, RestCall
+from scanner.readers.api.model import GraphqlText, Param, RestCall
+from scanner.readers.api.pystrings import Source
 from scanner.readers.api.pyvalues import (
     Callable_,
     Client,
@@ -18,6 +20,7 @@ from scanner.readers.api.pyvalues import (
     Module,
     Obj,
     Objs,
+    ReadRef,
     Resp,
     Url,
     Value,
@@ -25,8 +28,24 @@ from scanner.readers.api.pyvalues import (
     template,
 )
 
-if TYPE_CHECKING:
-    from scanner.readers.api.pysource import Extractor, Scope
+Scope = dict[str, Value]
+
+
+class Extractor(Protocol):
+    """What a call needs of the walk over a module (`scanner.readers.api.pysource.Extractor`):
+    values of expressions, the calls found so far, and source positions."""
+
+    src: Source
+    uses: list[RestCall | GraphqlText]
+    query_context: bool
+
+    def expr(self, node: ast.expr, scope: Scope) -> Value: ...
+    def name_span(self, node: ast.AST, name: str) -> Span: ...
+    def string_span(self, node: ast.AST, text: str) -> Span: ...
+    def rest_call(self, method: str, url: str, node: ast.AST) -> RestCall | None: ...
+    def path_span(self, node: ast.AST, path: str) -> Span: ...
+    def dict_params(self, v: Value, node: ast.AST | None) -> list[Param]: ...
+    def read(self, call: RestCall, name: str, span: Span) -> ReadRef: ...
 
 _VERBS = frozenset({"get", "post", "put", "patch", "delete", "head", "request"})
 

@@ -17,6 +17,7 @@ from scanner.core.tree import Span
 from scanner.readers.api import pygitlab as pg
 from scanner.readers.api.model import GraphqlText, Param, Read, RestCall
 from scanner.readers.api.paths import api_url, query_pairs
+from scanner.readers.api.pycalls import Scope, call
 from scanner.readers.api.pystrings import Source
 from scanner.readers.api.pyvalues import (
     Callable_,
@@ -40,7 +41,6 @@ PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|/api/graphql|CI_API_GRAPHQL_URL|g
                        r"^\s*(?:import|from)\s+gitlab\b", re.M)
 _GRAPHQL = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b[^{}]*\{")
 Use = RestCall | GraphqlText
-Scope = dict[str, Value]
 
 
 class Extractor:
@@ -129,8 +129,6 @@ class Extractor:
             joined = template(left) + template(right)
             return Url(joined, node) if isinstance(left, Url) or isinstance(right, Url) else None
         if isinstance(node, ast.Call):
-            from scanner.readers.api.pycalls import call
-
             return call(self, node, scope)
         if isinstance(node, ast.Attribute):
             return self.attribute(node, scope)

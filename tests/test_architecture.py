@@ -1,0 +1,182 @@
+"""The house rules of the code, checked on every run (docs/architecture.md draws the house).
+
+* Imports run one way: each folder of `scanner/` may import only from the folders below it
+  (`LAYERS`), and no module imports itself back through others — counting imports inside
+  functions and under `TYPE_CHECKING`, which hide cycles but are cycles all the same.
+* Every module imports on its own, in a fresh interpreter.
+* Every module of `scanner/` and `streams/` is at most 300 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("scanner", "streams")
+MAX_LINES = 300
+
+# scanner/<folder> → its floor; a module may import from its own floor or any floor below.
+LAYERS = {
+    "core": 0,
+    "readers": 1,
+    "rules": 2,
+    "engine": 3,
+    "fix": 4,
+    "report": 4,
+    "gitlab": 5,
+    "commands": 6,
+    "cli": 7,
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every project module `name` imports, wherever the import statement is."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the package, one level up per extra dot
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _floor(name: str) -> int | None:
+    parts = name.split(".")
+    if parts[0] != "scanner" or len(parts) < 2:
+        return None
+    return LAYERS.get(parts[1])
+
+
+def test_no_import_cycles_not_even_inside_functions() -> None:
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_imports_run_down_the_floors() -> None:
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if (a := _floor(name)) is not None and (b := _floor(target)) is not None and b > a
+    )
+    assert upward == []
+
+
+def test_every_scanner_module_has_a_floor() -> None:
+    homeless = [n for n in MODULES if n.startswith("scanner.") and _floor(n) is None]
+    assert homeless == []
+
+
+def test_modules_stay_small() -> None:
+    long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+# Run in a fresh interpreter that imports no project module itself: each module is imported in a
+# child forked from it, so it meets an empty module cache, as it would alone.
+_ALONE = """
+import os, sys, traceback
+bad = []
+for name in sys.argv[1:]:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            __import__(name)
+        except BaseException:
+            traceback.print_exc()
+            os._exit(1)
+        os._exit(0)
+    if os.waitpid(pid, 0)[1] != 0:
+        bad.append(name)
+print("\\n".join(bad))
+"""
+
+
+def test_every_module_imports_alone() -> None:
+    done = subprocess.run([sys.executable, "-c", _ALONE, *sorted(MODULES)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [], done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", ["scanner.rules.table", "scanner.engine.kinds", "scanner.cli"])
+def test_the_graph_sees_the_imports_it_must(name: str) -> None:
+    """The checks above are only as good as the graph: a few arrows that must be in it."""
+    expected = {
+        "scanner.rules.table": {"scanner.rules.template_include", "scanner.rules.any_of", "scanner.rules.spec"},
+        "scanner.engine.kinds": {"scanner.rules.evaluate", "scanner.readers.settings.omnibus"},
+        "scanner.cli": {"scanner.commands.scan"},
+    }[name]
+    assert expected <= GRAPH[name]
