@@ -5,7 +5,7 @@ The state is kept from the `secure_ci_job_token_*` audit events and seeded from 
 project stage one hop later than the allowlist change next to it, so membership is judged at
 the access's `created_at`: every entry keeps its recent changes `[ts, state]` in time order.
 
-State: the `allow` part of one project's value (`streams.downloads.new_project()`):
+State: the `allow` part of one project's value (`new_allowlist()`, owned by `streams.gaps`):
 
     {"projects": {path: {"id": int|None, "changes": [[ts, state], ...]}},
      "groups": {full path: {...same...}}, "inbound": [enabled, ts] | None,
@@ -23,6 +23,10 @@ MAX_CHANGES = 16
 _PROJECT_MSG = re.compile(r"^Project (\S+) was (added to|removed from) inbound list of allowed projects")
 _GROUP_MSG = re.compile(r"^Group (\S+) was (added to|removed from) list of allowed groups")
 Changes = list[list[Any]]
+
+
+def new_allowlist() -> dict[str, Any]:
+    return {"projects": {}, "groups": {}, "inbound": None, "source": None}
 
 
 def _entry_name(event: dict[str, Any], pattern: re.Pattern[str]) -> str | None:

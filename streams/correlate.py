@@ -6,8 +6,9 @@ with the same author and IP address, within a few seconds: that pair is an *acce
 forwarded to B's project state (`streams.allowlist`). Deliveries may arrive in any order, so an
 event on B also waits (briefly, bounded) for a login that arrives after it.
 
-State: one user's value (`streams.massdownload.new_actor()`), next to the mass-download fields.
-Windows run on event time (`created_at`), never on arrival time.
+State: the `auths` and `pending` keys of one user's value (actor stage), next to the mass-download
+keys. Windows run on event time (`created_at`), never on arrival time. It raises no finding: it
+returns access records, which the stage forwards to the accessed project's stage.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from streams.events import ACCESS
+from streams.detector import ANY, NONE, Base, Event, Result, Stage, State
+from streams.eventtypes import ACCESS, JOB_TOKEN_AUTH
 from streams.settings import DetectorSettings
 
 Access = dict[str, Any]
 KEEP = 256  # logins and waiting events remembered per user, at most (trimmed to the newest half)
 PRUNE_AT = 16  # the waiting list is not pruned below this length
-NONE: list[Access] = []  # the usual answer, shared: callers only read it
 
 
 def on_job_token_auth(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> list[Access]:
@@ -43,8 +44,9 @@ def on_job_token_auth(value: dict[str, Any], event: dict[str, Any], limits: Dete
     return accesses
 
 
-def on_project_event(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> list[Access]:
-    """An event on a project: an access by the latest login from the same IP within the window.
+def on_event(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> Sequence[Result]:
+    """A login (`on_job_token_auth`), or an event on a project: an access by the latest login from
+    the same IP within the window.
 
     This runs for nearly every event, so it does the least it can: a login scan only when the
     user has logins, and a prune of the waiting list only once it is longer than PRUNE_AT and
@@ -52,6 +54,10 @@ def on_project_event(value: dict[str, Any], event: dict[str, Any], limits: Detec
     removes a window's worth at least.
     """
     ts, ip = event["ts"], event["ip_address"]
+    if event["event_type"] == JOB_TOKEN_AUTH:
+        return on_job_token_auth(value, event, limits)
+    if not ip:
+        return NONE
     auths = value["auths"]
     if auths:
         window = limits.correlation_window
@@ -63,7 +69,7 @@ def on_project_event(value: dict[str, Any], event: dict[str, Any], limits: Detec
                 best = login
         if best is not None:
             item = (ts, ip, event["entity_path"], event["entity_id"], event["id"], event["event_type"])
-            return [_access(best, item, event)] if best[2] != item[2] else NONE
+            return (_access(best, item, event),) if best[2] != item[2] else NONE
     pending = value["pending"]
     pending.append((ts, ip, event["entity_path"], event["entity_id"], event["id"], event["event_type"]))
     if len(pending) > PRUNE_AT and (pending[0][0] < ts - 3 * limits.correlation_window or len(pending) >= KEEP):
@@ -100,3 +106,38 @@ def _access(login: list[Any], item: Sequence[Any], event: dict[str, Any]) -> Acc
         "evidence": "audit_correlation",
         "via": via,
     }
+
+
+def _login_check(event: Event) -> str | None:
+    if event["ip_address"] is None or not (event["author_id"] or 0) > 0:
+        return "job-token login without author_id or ip_address"
+    return None
+
+
+class JobTokenCorrelation(Base):
+    name = "job_token_correlation"
+    stage: Stage = "actor"
+    reads = frozenset({JOB_TOKEN_AUTH, ANY})  # any project event may be the request a login authenticated
+    checks = {JOB_TOKEN_AUTH: _login_check}
+    settings = ("correlation_window",)
+
+    def state(self) -> State:
+        return {"auths": [], "pending": []}
+
+    on_event = staticmethod(on_event)  # the function itself: no frame in between, it runs per event
+
+    def active_since(self, state: State, cutoff: float) -> bool:
+        """A login or a waiting event at or after `cutoff` (an event matched to a login at once
+        leaves no trace, but is within a window of that login). The newest entries are looked at
+        first; a full scan is rare."""
+        for entries in (state["pending"], state["auths"]):
+            if entries and (entries[-1][0] >= cutoff or any(entry[0] >= cutoff for entry in entries)):
+                return True
+        return False
+
+    def horizon(self, settings: DetectorSettings) -> float:
+        """It matches within one window and keeps a few."""
+        return 4 * settings.correlation_window
+
+
+JOB_TOKEN_CORRELATION = JobTokenCorrelation()

@@ -4,86 +4,89 @@ Since GitLab 17.0 `repository_download_operation` covers only private and intern
 the new, streaming-only `public_repository_download_operation` covers public ones: a dashboard
 must add both. A project seen under both has changed visibility, which is worth a finding.
 
-State: one project's value (`new_project()`), shared with `streams.allowlist`, so a project's
-dedup record and counts are written in one changelog record; `streams.engine` keeps the values
-in a mapping keyed by project path.
+State: the `downloads`, `first_type` and `visibility` keys of one project's value (project
+stage). Repeated deliveries never reach it: the stage remembers each download's id first
+(`streams.dedup`), in the same value, so counts and ids are written in one changelog record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from streams.events import DOWNLOAD_TYPES, iso
+from streams.detector import NONE, Base, Event, Result, Stage, State
+from streams.eventtypes import DOWNLOAD_TYPES
 from streams.settings import DetectorSettings
-
-Finding = dict[str, Any]
-
-
-def new_project() -> dict[str, Any]:
-    """A project's whole state: one JSON value, one changelog record per write."""
-    return {
-        "downloads": dict.fromkeys(DOWNLOAD_TYPES, 0),
-        "first_type": None,
-        "visibility": None,
-        "seen": {},
-        "clock": 0.0,
-        "allow": {"projects": {}, "groups": {}, "inbound": None, "source": None},
-        "gaps": {},
-    }
+from streams.times import iso
 
 
-def remember(value: dict[str, Any], event_id: str, ts: float, limits: DetectorSettings) -> bool:
-    """Record `event_id` in the project's bounded, expiring record; False if it was already there.
+@dataclass(frozen=True, slots=True)
+class VisibilityChanged:
+    """Downloads of one project under both event types: its visibility changed (or it is pre-/post-17.0)."""
 
-    Expiry runs on event time (the project's newest `created_at`), so a replay is deterministic;
-    the record never holds more than `dedup_max` ids, oldest dropped first.
-    """
-    seen: dict[str, float] = value["seen"]
-    if event_id in seen:
-        return False
-    seen[event_id] = ts
-    clock = value["clock"]
-    if ts > clock:
-        value["clock"] = clock = ts
-    # Prune in bulk (a rebuilt dict, not deletions from the front, which leave a CPython dict
-    # slower to iterate), when it is over the cap or a quarter TTL has passed since the last time.
-    if len(seen) > limits.dedup_max or clock - value.get("pruned", clock) > limits.dedup_ttl / 4:
-        cutoff = clock - limits.dedup_ttl
-        kept = [(k, t) for k, t in seen.items() if t >= cutoff]
-        value["seen"] = dict(kept[-limits.dedup_max:])
-        value["pruned"] = clock
-    elif "pruned" not in value:
-        value["pruned"] = clock
-    return True
+    kind: ClassVar[str] = "visibility_changed"
+    id: str
+    project: str
+    first_type: str
+    then_type: str
+    at: str
+    policy: str | None = None  # no scanner policy: audit events are server behaviour, not in a repository
+
+    @classmethod
+    def of(cls, project: str, before: str, after: str, ts: float) -> VisibilityChanged:
+        return cls(f"visibility_changed:{project}", project, before, after, iso(ts))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> VisibilityChanged:
+        return cls(data["id"], data["project"], data["first_type"], data["then_type"], data["at"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "project": self.project, "first_type": self.first_type,
+                "then_type": self.then_type, "at": self.at}
+
+    def describe(self) -> str:
+        return f"{self.project} downloaded as {self.first_type}, then as {self.then_type} at {self.at}"
 
 
-def count(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> tuple[bool, list[Finding]]:
-    """Count one download in its project's value; (counted, findings). A repeated id is not counted."""
-    if not remember(value, event["id"], event["ts"], limits):
-        return False, []
+def _needs_id(event: Event) -> str | None:
+    return "missing id" if event["id"] is None else None
+
+
+def count(value: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
+    """Count one (first) delivery of a download in its project's value; a finding at the first
+    download of the other type."""
     kind = event["event_type"]
     value["downloads"][kind] += 1
-    findings: list[Finding] = []
     first = value["first_type"]
     if first is None:
         value["first_type"] = kind
     elif first != kind and value["visibility"] is None:
-        finding = value["visibility"] = visibility_changed(event["entity_path"], first, kind, event["ts"])
-        findings.append(finding)
-    return True, findings
+        finding = VisibilityChanged.of(event["entity_path"], first, kind, event["ts"])
+        value["visibility"] = finding.as_dict()  # state is JSON: the changelog and the views read it
+        return (finding,)
+    return NONE
 
 
-def visibility_changed(project: str, before: str, after: str, ts: float) -> Finding:
-    """Downloads of one project under both event types: its visibility changed (or it is pre-/post-17.0)."""
-    return {
-        "kind": "visibility_changed",
-        "id": f"visibility_changed:{project}",
-        "project": project,
-        "first_type": before,
-        "then_type": after,
-        "at": iso(ts),
-    }
+class Tallies(Base):
+    name = "download_tallies"
+    stage: Stage = "project"
+    reads = frozenset(DOWNLOAD_TYPES)
+    dedup = reads
+    checks = dict.fromkeys(DOWNLOAD_TYPES, _needs_id)
+    findings = (VisibilityChanged,)
+
+    def state(self) -> State:
+        return {"downloads": dict.fromkeys(DOWNLOAD_TYPES, 0), "first_type": None, "visibility": None}
+
+    on_event = staticmethod(count)  # the function itself: no frame in between
+
+    def open_findings(self, state: State) -> Iterable[VisibilityChanged]:
+        visibility = state.get("visibility")
+        return (VisibilityChanged.from_dict(visibility),) if visibility else ()
+
+
+TALLIES = Tallies()
 
 
 def tallies(projects: Mapping[str, Any]) -> dict[str, dict[str, int]]:

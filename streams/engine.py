@@ -4,21 +4,25 @@
 * The actor stage (key: author id) — mass downloads, job-token correlation; it emits *access*
   records that belong to the accessed project's stage.
 
+Which detector runs for which event type, and what a new value holds, comes from the list in
+`streams.registry`; nothing here names a detector.
+
 The worker runs each stage on its own topic partitioned by that key, with a Faust Table behind
 the mapping; `Engine` runs both in one process over dicts (the replay and the unit tests).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams import allowlist, correlate, downloads, gaps, massdownload
-from streams.events import ACCESS, ALLOWLIST_TYPES, AUTH_LOG, DOWNLOAD_TYPES, JOB_TOKEN_AUTH, SNAPSHOT
+from streams.dedup import remember
+from streams.detector import Event, Result
+from streams.findings import Finding
+from streams.registry import REGISTRY, Registry
 from streams.settings import DetectorSettings
 
-Finding = dict[str, Any]
 Access = dict[str, Any]
 
 
@@ -35,78 +39,67 @@ NOTHING = StageResult()  # shared results: read them, never mutate them
 DUPLICATE = StageResult(duplicate=True)
 
 
-def project_stage(projects: MutableMapping[str, Any], event: dict[str, Any], limits: DetectorSettings) -> StageResult:
+def _add(result: StageResult, out: Sequence[Result]) -> StageResult:
+    """A detector's results into the event's (a new one the first time): findings, and the records
+    it forwards (plain dicts) to the project stage."""
+    if result is NOTHING:
+        result = StageResult()
+    for item in out:
+        if isinstance(item, dict):
+            result.accesses.append(item)
+        else:
+            result.findings.append(item)
+    return result
+
+
+def project_stage(projects: MutableMapping[str, Any], event: Event, limits: DetectorSettings,
+                  registry: Registry = REGISTRY) -> StageResult:
     """Apply one event (or access record) to its project's value; one read and one write."""
-    key, kind = event["pkey"], event["event_type"]
+    route = registry.project.get(event["event_type"], registry.project_default)
+    if route is None:
+        return NOTHING  # no project detector reads it: no write
+    key = event["pkey"]
     value = projects.get(key)
     if value is None:
-        value = downloads.new_project()
-    if kind in DOWNLOAD_TYPES:
-        counted, findings = downloads.count(value, event, limits)
-    elif kind in ALLOWLIST_TYPES or kind == SNAPSHOT:
-        if kind == SNAPSHOT:
-            allowlist.apply_snapshot(value["allow"], event)
-        else:
-            allowlist.apply_event(value["allow"], event)
-        counted, findings = True, gaps.recheck(value, event["ts"], limits)
-    elif kind in (ACCESS, AUTH_LOG):
-        access = auth_log_access(event) if kind == AUTH_LOG else event
-        counted, findings = gaps.on_access(value, access, limits)
-    else:
-        return NOTHING
-    if not counted:
+        value = registry.new_project()
+    if route.dedup and event["id"] is not None and not remember(value, event["id"], event["ts"], limits):
         return DUPLICATE  # nothing changed: no write
+    result = NOTHING
+    for handle in route.handlers:  # the loop is inline: a function call costs, per event
+        out = handle(value, event, limits)
+        if out:
+            result = _add(result, out)
     projects[key] = value
-    return StageResult(findings) if findings else NOTHING
+    return result
 
 
-def auth_log_access(record: dict[str, Any]) -> Access:
-    """A row of the job-token authentication log is an access with no user attached."""
-    return {"event_type": ACCESS, "id": record["id"], "ts": record["ts"], "entity_path": record["entity_path"],
-            "pkey": record["entity_path"], "entity_id": None, "origin": record["origin"], "origin_id": None,
-            "user": None, "evidence": "auth_log", "via": AUTH_LOG}
-
-
-def actor_stage(actors: MutableMapping[str, Any], event: dict[str, Any], limits: DetectorSettings) -> StageResult:
+def actor_stage(actors: MutableMapping[str, Any], event: Event, limits: DetectorSettings,
+                registry: Registry = REGISTRY) -> StageResult:
     """Apply one event to its author's value; one read and one write."""
     key = event["akey"]
     value = actors.get(key)
     if value is None:
-        value = massdownload.new_actor()
-    findings = NOTHING.findings
-    if event["event_type"] == JOB_TOKEN_AUTH:
-        accesses = correlate.on_job_token_auth(value, event, limits)
-    else:
-        if event["download"]:
-            findings = massdownload.record(value, event, limits)
-        accesses = correlate.on_project_event(value, event, limits) if event["ip_address"] else NOTHING.accesses
+        value = registry.new_actor()
+    result = NOTHING
+    route = registry.actor.get(event["event_type"], registry.actor_default)
+    if route is not None:
+        for handle in route.handlers:
+            out = handle(value, event, limits)
+            if out:
+                result = _add(result, out)
     actors[key] = value
-    return StageResult(findings, accesses) if findings or accesses else NOTHING
+    return result
 
 
-def actor_horizon(limits: DetectorSettings) -> float:
-    """Event time after which an idle user's value can no longer change a result.
-
-    Past it, every download it holds is out of the mass-download window (so is its alert
-    suppression, which ends one window after an alert), and every login or waiting event is out
-    of reach of the correlation (which matches within one window and keeps a few).
-    """
-    return max(limits.mass_download_window, 4 * limits.correlation_window)
+def actor_horizon(limits: DetectorSettings, registry: Registry = REGISTRY) -> float:
+    """Event time after which an idle user's value can no longer change a result: the longest of
+    the actor detectors' horizons (for the mass download its window, whose alert suppression ends
+    one window after an alert; for the correlation a few of its windows)."""
+    return registry.horizon(limits)
 
 
-def idle(value: dict[str, Any], cutoff: float) -> bool:
-    """Whether a user's value records nothing at or after `cutoff`: no download, login or waiting
-    event (an event matched to a login at once leaves no trace, but is within a correlation
-    window of that login). The newest entries are looked at first; a full scan is rare."""
-    if value["clock"] >= cutoff:
-        return False
-    for entries in (value["pending"], value["auths"]):
-        if entries and (entries[-1][0] >= cutoff or any(entry[0] >= cutoff for entry in entries)):
-            return False
-    return True
-
-
-def idle_actors(actors: Iterable[tuple[str, Any]], now: float, limits: DetectorSettings) -> list[str]:
+def idle_actors(actors: Iterable[tuple[str, Any]], now: float, limits: DetectorSettings,
+                registry: Registry = REGISTRY) -> list[str]:
     """The keys of (key, value) pairs whose user has been idle longer than the horizon at `now`.
 
     Dropping them keeps actor state proportional to *active* users, at no cost per event. It is
@@ -114,15 +107,16 @@ def idle_actors(actors: Iterable[tuple[str, Any]], now: float, limits: DetectorS
     later than that, for a user dropped meanwhile, starts from an empty value (it is still
     counted, but not correlated with what was dropped).
     """
-    cutoff = now - actor_horizon(limits)
-    return [key for key, value in actors if idle(value, cutoff)]
+    cutoff = now - registry.horizon(limits)
+    return [key for key, value in actors if registry.idle(value, cutoff)]
 
 
 class Engine:
     """Both stages over dicts, in one process: the offline replay and the unit tests."""
 
-    def __init__(self, limits: DetectorSettings) -> None:
+    def __init__(self, limits: DetectorSettings, registry: Registry = REGISTRY) -> None:
         self.limits = limits
+        self.registry = registry
         self.projects: dict[str, Any] = {}
         self.actors: dict[str, Any] = {}
         self.events = self.duplicates = self.ignored = self.expired = 0
@@ -135,18 +129,23 @@ class Engine:
 
     def sweep(self, now: float) -> None:
         """Forget users idle past the horizon; run once per horizon of event time (amortized O(1) an event)."""
-        for key in idle_actors(self.actors.items(), now, self.limits):
+        for key in idle_actors(self.actors.items(), now, self.limits, self.registry):
             del self.actors[key]
             self.expired += 1
-        self.sweep_at = now + actor_horizon(self.limits)
+        self.sweep_at = now + self.registry.horizon(self.limits)
 
-    def apply(self, event: dict[str, Any]) -> list[Finding]:
+    def apply(self, event: Event) -> list[dict[str, Any]]:
+        """One normalized event through both stages; the findings it produced, in order, as the
+        JSON dicts that are published (`step` gives the records)."""
+        return [finding.as_dict() for finding in self.step(event)]
+
+    def step(self, event: Event) -> list[Finding]:
         """One normalized event through both stages; the findings it produced, in order."""
         self.events += 1
-        p_key, a_key = event["pkey"], event["akey"]
+        p_key, a_key, registry = event["pkey"], event["akey"], self.registry
         findings = NOTHING.findings
         if p_key is not None:
-            result = project_stage(self.projects, event, self.limits)
+            result = project_stage(self.projects, event, self.limits, registry)
             if result is DUPLICATE:
                 self.duplicates += 1
                 return findings  # the actor stage is idempotent anyway: skip the work
@@ -157,9 +156,9 @@ class Engine:
         if a_key is not None:
             if event["ts"] >= self.sweep_at:
                 self.sweep(event["ts"])
-            result = actor_stage(self.actors, event, self.limits)
+            result = actor_stage(self.actors, event, self.limits, registry)
             if result is not NOTHING:
                 findings = findings + result.findings
                 for access in result.accesses:
-                    findings = findings + project_stage(self.projects, access, self.limits).findings
+                    findings = findings + project_stage(self.projects, access, self.limits, registry).findings
         return findings

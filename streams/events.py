@@ -12,30 +12,31 @@ fields: `ts` (epoch seconds of `created_at`), `download`, `pkey` (project-stage 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
-DOWNLOAD = "repository_download_operation"
-PUBLIC_DOWNLOAD = "public_repository_download_operation"
-DOWNLOAD_TYPES = (DOWNLOAD, PUBLIC_DOWNLOAD)
-GIT_OPERATION = "repository_git_operation"
-JOB_TOKEN_AUTH = "user_authenticated_using_job_token"
-ALLOWLIST_TYPES = frozenset({
-    "secure_ci_job_token_project_added", "secure_ci_job_token_project_removed",
-    "secure_ci_job_token_group_added", "secure_ci_job_token_group_removed",
-    "secure_ci_job_token_inbound_enabled", "secure_ci_job_token_inbound_disabled",
-})
-# sunset's own record types, not GitLab's: a row of a project's job-token authentication log,
-# a snapshot of a project's allowlists from the REST API (streams.snapshot), and an access
-# found by streams.correlate.
-AUTH_LOG = "sunset_job_token_auth_log"
-SNAPSHOT = "sunset_job_token_allowlist_snapshot"
-ACCESS = "sunset_job_token_access"
-PROJECT_STAGE_TYPES = frozenset({*DOWNLOAD_TYPES, *ALLOWLIST_TYPES, AUTH_LOG, SNAPSHOT, ACCESS})
-_OWN_TYPES = frozenset({AUTH_LOG, SNAPSHOT, ACCESS})
-_DETECTOR_TYPES = PROJECT_STAGE_TYPES | {JOB_TOKEN_AUTH, GIT_OPERATION}  # validated; the rest pass as they are
+from streams.eventtypes import (
+    ACCESS,
+    ALLOWLIST_TYPES,
+    AUTH_LOG,
+    DOWNLOAD_TYPES,
+    GIT_OPERATION,
+    JOB_TOKEN_AUTH,
+    SNAPSHOT,
+)
+from streams.eventtypes import DOWNLOAD as DOWNLOAD
+from streams.eventtypes import OWN_TYPES as _OWN_TYPES
+from streams.eventtypes import PUBLIC_DOWNLOAD as PUBLIC_DOWNLOAD
+from streams.registry import REGISTRY
+from streams.times import iso as iso
+from streams.times import parse_time
+
+# From the detectors (streams.registry): the types the project stage reads, every type some
+# detector names (validated; the rest pass as they are), and the per-type checks they add.
+PROJECT_STAGE_TYPES = REGISTRY.project_types
+_DETECTOR_TYPES = REGISTRY.read_types
+_CHECKS = REGISTRY.checks
 _STRINGS = ("author_name", "ip_address", "entity_type", "entity_path")
 # What travels between the worker's stages (the rest of GitLab's body is not needed).
 COMPACT_FIELDS = ("event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_type",
@@ -57,46 +58,6 @@ def parse_payload(raw: bytes | str) -> list[Any] | Rejected:
     except orjson.JSONDecodeError as exc:
         return Rejected(f"invalid JSON: {exc}")
     return doc if type(doc) is list else [doc]
-
-
-def parse_time(value: Any) -> float | None:
-    """GitLab's `created_at` (ISO 8601, usually `…Z`) as epoch seconds; naive means UTC.
-
-    `datetime.fromisoformat` (C) takes GitLab's form as it is, faster than any parsing in
-    Python around it could.
-    """
-    if type(value) is not str or not value:
-        return None
-    try:
-        moment = _fromisoformat(value)
-    except ValueError:
-        try:  # Ruby's `to_s` form, "2024-06-01 10:00:00 UTC"
-            moment = _fromisoformat(value.strip().replace(" UTC", "+00:00"))
-        except ValueError:
-            return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-_fromisoformat = datetime.fromisoformat
-
-
-_SECONDS: dict[int, str] = {}  # a bounded cache: findings print the same few seconds again and again
-
-
-def iso(ts: float) -> str:
-    """Epoch seconds as the one timestamp form sunset prints, `2025-06-02T09:00:01.200Z`."""
-    whole = int(ts // 1)
-    millis = round((ts - whole) * 1000)
-    if millis == 1000:
-        whole, millis = whole + 1, 0
-    text = _SECONDS.get(whole)
-    if text is None:
-        if len(_SECONDS) > 65536:
-            _SECONDS.clear()
-        text = _SECONDS[whole] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{text}.{millis:03d}Z"
 
 
 def _int(value: Any) -> int | None:
@@ -197,7 +158,8 @@ def _add_target(event: dict[str, Any], details: dict[str, Any]) -> None:
 
 
 def _problem(event: dict[str, Any]) -> str | None:
-    """Required fields per event type a detector uses; other types pass untouched."""
+    """Required fields per event type a detector uses (each detector's `checks` add to the
+    common ones); other types pass untouched."""
     kind = event["event_type"]
     if kind not in _DETECTOR_TYPES:
         return None
@@ -205,10 +167,10 @@ def _problem(event: dict[str, Any]) -> str | None:
         return "missing or invalid created_at"
     if event["entity_path"] is None:
         return "missing entity_path"
-    if kind in DOWNLOAD_TYPES and event["id"] is None:
-        return "missing id"
-    if kind == JOB_TOKEN_AUTH and (event["ip_address"] is None or not (event["author_id"] or 0) > 0):
-        return "job-token login without author_id or ip_address"
+    for check in _CHECKS.get(kind, ()):
+        problem = check(event)
+        if problem:
+            return problem
     return None
 
 

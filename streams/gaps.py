@@ -9,29 +9,82 @@ more as `resolved` when A is added. A removal starts a new episode; its finding 
 `@<time of the removal>`. A gap judged on an unknown allowlist that a later-arriving change
 shows was allowed after all (a removal of an entry never seen added) is reported `withdrawn`.
 
-State: the `gaps` part of one project's value, keyed `<source>@<episode start>`.
+State: the `allow` (`streams.allowlist`) and `gaps` keys of one project's value (project
+stage), gaps keyed `<source>@<episode start>`. Accesses and auth-log rows are deduplicated by
+the stage (`streams.dedup`), whose `clock` also dates the forgetting of ended gaps.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from streams.allowlist import allowed_at, episode
-from streams.downloads import remember
-from streams.events import iso
+from streams.allowlist import allowed_at, apply_event, apply_snapshot, episode, new_allowlist
+from streams.detector import Base, Event, Result, Stage, State
+from streams.eventtypes import ACCESS, ALLOWLIST_TYPES, AUTH_LOG, SNAPSHOT
+from streams.findings import User, plural, user_dict, user_text
 from streams.settings import DetectorSettings
+from streams.times import iso
 
-Finding = dict[str, Any]
+POLICY = "job-token-allowlist-enforcement"  # policies/ci/job-token-allowlist-enforcement.yaml
 
 
-def on_access(value: dict[str, Any], access: dict[str, Any], limits: DetectorSettings) -> tuple[bool, list[Finding]]:
-    """An access A → B in B's value; (counted, findings). A repeated delivery (same id) is not counted."""
+@dataclass(frozen=True, slots=True)
+class AllowlistGap:
+    """Accesses A → B by A's job token while A was not on B's inbound allowlist: refused from 18.0."""
+
+    kind: ClassVar[str] = "job_token_allowlist_gap"
+    id: str
+    status: str  # open, resolved or withdrawn
+    source_project: str
+    target_project: str
+    user: User | None  # None: known from the authentication log only
+    count: int
+    first_seen: str
+    last_seen: str
+    resolved_at: str | None
+    evidence: tuple[str, ...]
+    allowlist: str
+    inbound_enabled: bool | None
+    policy: str | None = POLICY
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AllowlistGap:
+        return cls(data["id"], data["status"], data["source_project"], data["target_project"],
+                   User.from_dict(data["user"]), data["count"], data["first_seen"], data["last_seen"],
+                   data["resolved_at"], tuple(data["evidence"]), data["allowlist"], data["inbound_enabled"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "status": self.status, "source_project": self.source_project,
+                "target_project": self.target_project, "user": user_dict(self.user), "count": self.count,
+                "first_seen": self.first_seen, "last_seen": self.last_seen, "resolved_at": self.resolved_at,
+                "evidence": list(self.evidence), "allowlist": self.allowlist, "inbound_enabled": self.inbound_enabled}
+
+    def describe(self) -> str:
+        status = "open" if self.status == "open" else f"{self.status} at {self.resolved_at}"
+        return (f"{self.source_project} -> {self.target_project}, {plural(self.count, 'access', 'accesses')} "
+                f"{self.first_seen} to {self.last_seen} by {user_text(self.user)}; {status}; allowlist "
+                f"{self.allowlist}")
+
+
+def finding(gap: dict[str, Any]) -> AllowlistGap:
+    """The finding of a gap's current state; `id` is stable across its updates."""
+    suffix = "" if gap["start"] is None else f"@{iso(gap['start'])}"
+    return AllowlistGap(
+        f"job_token_allowlist_gap:{gap['source']}>{gap['target']}{suffix}",
+        "open" if gap["end"] is None else "withdrawn" if gap["withdrawn"] else "resolved",
+        gap["source"], gap["target"], User.from_dict(gap["user"]), gap["count"], iso(gap["first_ts"]),
+        iso(gap["last_ts"]), None if gap["end"] is None else iso(gap["end"]), tuple(gap["evidence"]),
+        gap["allowlist"], gap["inbound_enabled"])
+
+
+def on_access(value: State, access: Event) -> Sequence[Result]:
+    """An access A → B (a first delivery) in B's value: a gap's finding if A was not allowed."""
     target, origin, ts = access["entity_path"], access["origin"], access["ts"]
-    if access["id"] is not None and not remember(value, access["id"], ts, limits):
-        return False, []
     allow = value["allow"]
     if origin == target or allowed_at(allow, origin, access.get("origin_id"), ts):
-        return True, []
+        return ()
     start, end = episode(allow, origin, access.get("origin_id"), ts)
     key = f"{origin}@{'' if start is None else iso(start)}"
     gap = value["gaps"].get(key)
@@ -45,7 +98,7 @@ def on_access(value: dict[str, Any], access: dict[str, Any], limits: DetectorSet
         if access["evidence"] not in gap["evidence"]:
             gap["evidence"] = sorted([*gap["evidence"], access["evidence"]])
     gap["end"] = end
-    return True, [finding(gap)]
+    return (finding(gap),)
 
 
 def _new(target: str, access: dict[str, Any], value: dict[str, Any], start: float | None) -> dict[str, Any]:
@@ -58,7 +111,7 @@ def _new(target: str, access: dict[str, Any], value: dict[str, Any], start: floa
     }
 
 
-def recheck(value: dict[str, Any], ts: float, limits: DetectorSettings) -> list[Finding]:
+def recheck(value: State, ts: float, limits: DetectorSettings) -> list[AllowlistGap]:
     """After an allowlist change at `ts`: open gaps whose source has been let in since are resolved;
     those whose accesses turn out to have been allowed (the change arrived late and reveals the
     earlier state, e.g. a removal of an entry we never saw added) are withdrawn.
@@ -67,7 +120,7 @@ def recheck(value: dict[str, Any], ts: float, limits: DetectorSettings) -> list[
     final state was published): the state holds the open gaps and the recently ended ones, not
     every episode ever seen. An access delivered that late to an ended episode opens it again.
     """
-    findings: list[Finding] = []
+    findings: list[AllowlistGap] = []
     allow, gaps = value["allow"], value["gaps"]
     cutoff = max(ts, value["clock"]) - limits.dedup_ttl
     for key in [k for k, gap in gaps.items() if gap["end"] is not None and gap["end"] < cutoff]:
@@ -84,21 +137,44 @@ def recheck(value: dict[str, Any], ts: float, limits: DetectorSettings) -> list[
     return findings
 
 
-def finding(gap: dict[str, Any]) -> Finding:
-    """The finding as published; `id` is stable across its updates."""
-    suffix = "" if gap["start"] is None else f"@{iso(gap['start'])}"
-    return {
-        "kind": "job_token_allowlist_gap",
-        "id": f"job_token_allowlist_gap:{gap['source']}>{gap['target']}{suffix}",
-        "status": "open" if gap["end"] is None else "withdrawn" if gap["withdrawn"] else "resolved",
-        "source_project": gap["source"],
-        "target_project": gap["target"],
-        "user": gap["user"],
-        "count": gap["count"],
-        "first_seen": iso(gap["first_ts"]),
-        "last_seen": iso(gap["last_ts"]),
-        "resolved_at": None if gap["end"] is None else iso(gap["end"]),
-        "evidence": list(gap["evidence"]),
-        "allowlist": gap["allowlist"],
-        "inbound_enabled": gap["inbound_enabled"],
-    }
+def auth_log_access(record: Event) -> Event:
+    """A row of the job-token authentication log is an access with no user attached."""
+    return {"event_type": ACCESS, "id": record["id"], "ts": record["ts"], "entity_path": record["entity_path"],
+            "pkey": record["entity_path"], "entity_id": None, "origin": record["origin"], "origin_id": None,
+            "user": None, "evidence": "auth_log", "via": AUTH_LOG}
+
+
+def on_event(value: State, event: Event, limits: DetectorSettings) -> Sequence[Result]:
+    """An access (or a row of the authentication log), or a change to the allowlist."""
+    kind = event["event_type"]
+    if kind == ACCESS:
+        return on_access(value, event)
+    if kind == AUTH_LOG:
+        return on_access(value, auth_log_access(event))
+    if kind == SNAPSHOT:
+        apply_snapshot(value["allow"], event)
+    else:
+        apply_event(value["allow"], event)
+    return recheck(value, event["ts"], limits)
+
+
+class AllowlistGaps(Base):
+    """Allowlists (events and snapshots) and the accesses judged against them."""
+
+    name = "job_token_allowlist_gaps"
+    stage: Stage = "project"
+    reads = frozenset({*ALLOWLIST_TYPES, SNAPSHOT, ACCESS, AUTH_LOG})
+    dedup = frozenset({ACCESS, AUTH_LOG})  # allowlist changes are idempotent by themselves
+    settings = ("dedup_ttl",)
+    findings = (AllowlistGap,)
+
+    def state(self) -> State:
+        return {"allow": new_allowlist(), "gaps": {}}
+
+    on_event = staticmethod(on_event)
+
+    def open_findings(self, state: State) -> Iterable[AllowlistGap]:
+        return [finding(gap) for gap in state["gaps"].values() if gap["end"] is None]
+
+
+ALLOWLIST_GAPS = AllowlistGaps()

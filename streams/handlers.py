@@ -26,6 +26,7 @@ from streams.batching import (
 )
 from streams.engine import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
 from streams.events import Rejected, compact, normalize, parse_payload
+from streams.findings import Finding
 from streams.metrics import Metrics
 from streams.settings import StreamSettings
 
@@ -60,11 +61,11 @@ class Outputs:
         await send_raw(self.dead_letter_topic, orjson.dumps(record), message.key)
         self.metrics.inc("sunset_stream_dead_letters_total", reason=reason.split(":", 1)[0][:48])
 
-    async def publish(self, findings: dict[str, dict[str, Any]]) -> None:
-        """The latest state of each finding raised in this batch, keyed by finding id."""
+    async def publish(self, findings: dict[str, Finding]) -> None:
+        """The latest state of each finding raised in this batch, keyed by finding id, as its JSON."""
         for finding_id, finding in findings.items():
-            await send_raw(self.findings_topic, orjson.dumps(finding), finding_id.encode())
-            self.metrics.inc("sunset_stream_findings_total", kind=finding["kind"])
+            await send_raw(self.findings_topic, orjson.dumps(finding.as_dict()), finding_id.encode())
+            self.metrics.inc("sunset_stream_findings_total", kind=finding.kind)
 
     async def forward(self, topic: Any, by_partition: Records) -> None:
         """Records to a stage topic: one newline-delimited message per partition (and chunk)."""
@@ -135,7 +136,7 @@ class _KeyedHandler:
         metrics = self.out.metrics
         self.applied = self.duplicates = 0
         views: dict[int, BatchView] = {}
-        findings: dict[str, dict[str, Any]] = {}
+        findings: dict[str, Finding] = {}
         accesses: list[dict[str, Any]] = []
         for partition, group in sorted(_by_partition(events).items()):
             view = views[partition] = BatchView(self.table)
@@ -143,7 +144,7 @@ class _KeyedHandler:
                 for record, line in decode_records(event.message.value or b""):
                     result = await self._apply(event, view, record, line)
                     if result is not None and (result.findings or result.accesses):
-                        findings.update((f["id"], f) for f in result.findings)
+                        findings.update((f.id, f) for f in result.findings)
                         accesses += result.accesses
         await self.out.publish(findings)
         await self.after(accesses)

@@ -4,36 +4,66 @@ A user who downloads (archive, clone or fetch) more than N distinct projects wit
 reported once per window, not once per event. Anonymous downloads (author_id -1, one shared id
 for every unauthenticated user) are not attributed to anybody and never alert.
 
-State: one user's value (`new_actor()`), shared with `streams.correlate`; `streams.engine` keeps
-the values in a mapping keyed by author id. It is idempotent by construction — a project set
-with its newest time — so a duplicate delivery changes nothing.
+State: the `name`, `recent`, `clock`, `alerted_until`, `alert` (and `oldest`) keys of one user's
+value (actor stage). It is idempotent by construction — a project set with its newest time — so
+a duplicate delivery changes nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from streams.events import iso
+from streams.detector import NONE, Base, Event, Result, Stage, State
+from streams.eventtypes import DOWNLOAD_TYPES, GIT_OPERATION
+from streams.findings import User, user_text
 from streams.settings import DetectorSettings
-
-Finding = dict[str, Any]
-NONE: list[Finding] = []  # the usual answer, shared: callers only read it
+from streams.times import iso
 
 
-def new_actor() -> dict[str, Any]:
-    """A user's state: recent downloads per project, alert suppression, recent job-token logins."""
-    return {"name": None, "recent": {}, "clock": 0.0, "alerted_until": None, "alert": None, "auths": [], "pending": []}
+@dataclass(frozen=True, slots=True)
+class MassDownload:
+    """More than `limit` distinct projects downloaded by one user within one window."""
+
+    kind: ClassVar[str] = "mass_download"
+    id: str
+    user: User
+    projects: int
+    project_paths: tuple[str, ...]
+    window_seconds: float
+    start: str
+    end: str
+    limit: int
+    policy: str | None = None  # no scanner policy: the Git abuse rate limit is an instance setting
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MassDownload:
+        window = data["window"]
+        return cls(data["id"], User(data["user"]["id"], data["user"]["name"]), data["projects"],
+                   tuple(data["project_paths"]), window["seconds"], window["start"], window["end"], data["limit"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "user": self.user.as_dict(), "projects": self.projects,
+                "project_paths": list(self.project_paths),
+                "window": {"seconds": self.window_seconds, "start": self.start, "end": self.end},
+                "limit": self.limit}
+
+    def describe(self) -> str:
+        return (f"{user_text(self.user)} downloaded {self.projects} projects (limit {self.limit}) "
+                f"between {self.start} and {self.end}")
 
 
-def allowlisted(event: dict[str, Any], limits: DetectorSettings) -> bool:
+def allowlisted(event: Event, limits: DetectorSettings) -> bool:
     """Users never alerted, by id or by name."""
     allow = limits.mass_download_allowlist
     return bool(allow) and (str(event["author_id"]) in allow or event.get("author_name") in allow)
 
 
-def record(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> list[Finding]:
-    """Record one download in its user's value; a finding when it takes them over the limit."""
-    if limits.mass_download_allowlist and allowlisted(event, limits):
+def record(value: State, event: Event, limits: DetectorSettings) -> Sequence[Result]:
+    """Record one download (a clone or fetch, not a push) in its user's value; a finding when it
+    takes them over the limit."""
+    if not event["download"] or (limits.mass_download_allowlist and allowlisted(event, limits)):
         return NONE
     ts, project = event["ts"], event["entity_path"]
     recent: dict[str, float] = value["recent"]
@@ -42,7 +72,6 @@ def record(value: dict[str, Any], event: dict[str, Any], limits: DetectorSetting
     clock = value["clock"]
     if ts > clock:
         value["clock"] = clock = ts
-    findings = NONE
     if len(recent) > limits.mass_download_projects:
         cutoff = clock - limits.mass_download_window
         if value.get("oldest", -1.0) <= cutoff:  # something may have expired: prune (else all count)
@@ -52,9 +81,10 @@ def record(value: dict[str, Any], event: dict[str, Any], limits: DetectorSetting
         if len(recent) > limits.mass_download_projects and (until is None or ts >= until):
             value["alerted_until"] = ts + limits.mass_download_window
             value["name"] = event["author_name"] or value["name"]
-            value["alert"] = _finding(event["author_id"], value, clock, limits)
-            findings = [value["alert"]]
-    return findings
+            alert = _finding(event["author_id"], value, clock, limits)
+            value["alert"] = alert.as_dict()  # state is JSON: the changelog and the views read it
+            return (alert,)
+    return NONE
 
 
 def _prune(recent: dict[str, float], cutoff: float, cap: int) -> None:
@@ -66,15 +96,36 @@ def _prune(recent: dict[str, float], cutoff: float, cap: int) -> None:
             del recent[project]
 
 
-def _finding(user_id: int, value: dict[str, Any], clock: float, limits: DetectorSettings) -> Finding:
+def _finding(user_id: int, value: State, clock: float, limits: DetectorSettings) -> MassDownload:
     recent: dict[str, float] = value["recent"]
-    start = min(recent.values())
-    return {
-        "kind": "mass_download",
-        "id": f"mass_download:{user_id}:{iso(start)}",
-        "user": {"id": user_id, "name": value["name"]},
-        "projects": len(recent),
-        "project_paths": sorted(recent),
-        "window": {"seconds": limits.mass_download_window, "start": iso(start), "end": iso(clock)},
-        "limit": limits.mass_download_projects,
-    }
+    start = iso(min(recent.values()))
+    return MassDownload(f"mass_download:{user_id}:{start}", User(user_id, value["name"]), len(recent),
+                        tuple(sorted(recent)), limits.mass_download_window, start, iso(clock),
+                        limits.mass_download_projects)
+
+
+class MassDownloads(Base):
+    name = "mass_download"
+    stage: Stage = "actor"
+    reads = frozenset({*DOWNLOAD_TYPES, GIT_OPERATION})  # git operations: clones and fetches only
+    settings = ("mass_download_projects", "mass_download_window", "mass_download_allowlist")
+    findings = (MassDownload,)
+
+    def state(self) -> State:
+        return {"name": None, "recent": {}, "clock": 0.0, "alerted_until": None, "alert": None}
+
+    on_event = staticmethod(record)  # the function itself: no frame in between, it runs per event
+
+    def open_findings(self, state: State) -> Iterable[MassDownload]:
+        alert = state.get("alert")
+        return (MassDownload.from_dict(alert),) if alert else ()
+
+    def active_since(self, state: State, cutoff: float) -> bool:
+        """Its downloads and its alert suppression end one window after the newest download."""
+        return bool(state["clock"] >= cutoff)
+
+    def horizon(self, settings: DetectorSettings) -> float:
+        return settings.mass_download_window
+
+
+MASS_DOWNLOAD = MassDownloads()

@@ -18,8 +18,9 @@ from typing import IO, Any
 import orjson
 
 from streams.downloads import tallies
-from streams.engine import Engine, Finding
+from streams.engine import Engine
 from streams.events import Rejected, normalize, parse_payload
+from streams.findings import Finding
 from streams.settings import DetectorSettings
 
 Dead = list[dict[str, Any]]
@@ -85,22 +86,23 @@ class _Replay:
                 self.apply(event)
 
     def apply(self, event: dict[str, Any]) -> None:
-        for finding in self.engine.apply(event):  # the latest state of each, where it first appeared
-            self.findings[finding["id"]] = finding
+        for finding in self.engine.step(event):  # the latest state of each, where it first appeared
+            self.findings[finding.id] = finding
 
     def run(self, events: Iterable[dict[str, Any]]) -> None:
         """The hot loop."""
-        apply, findings = self.engine.apply, self.findings
+        step, findings = self.engine.step, self.findings
         for event in events:
-            for finding in apply(event):
-                findings[finding["id"]] = finding
+            for finding in step(event):
+                findings[finding.id] = finding
 
     def document(self) -> dict[str, Any]:
         engine = self.engine
         stats = {"lines": self.lines, **engine.stats, "dead_letters": len(self.dead),
                  "findings": len(self.findings), "projects": len(engine.projects),
                  "users": len(engine.actors)}  # users: still tracked at the end
-        return {"downloads": tallies(engine.projects), "findings": list(self.findings.values()),
+        findings = [finding.as_dict() for finding in self.findings.values()]  # the records' JSON, here
+        return {"downloads": tallies(engine.projects), "findings": findings,
                 "dead_letters": self.dead, "stats": stats}
 
 

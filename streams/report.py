@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from streams.events import DOWNLOAD, PUBLIC_DOWNLOAD
+from streams.eventtypes import DOWNLOAD, PUBLIC_DOWNLOAD
+from streams.findings import plural as _n
+from streams.registry import REGISTRY
 
 
 def write_text(doc: dict[str, Any], out: IO[str]) -> None:
@@ -23,30 +25,8 @@ def write_text(doc: dict[str, Any], out: IO[str]) -> None:
     findings = doc["findings"]
     out.write(f"\nFindings ({len(findings)}):\n" if findings else "\nNo findings.\n")
     for finding in findings:
-        out.write(f"  {finding['kind']}: {_describe(finding)}\n")
+        out.write(f"  {finding['kind']}: {REGISTRY.finding(finding).describe()}\n")
     if doc["dead_letters"]:
         out.write(f"\nDead letters ({len(doc['dead_letters'])}):\n")
         for dead in doc["dead_letters"]:
             out.write(f"  line {dead['line']}: {dead['reason']}\n")
-
-
-def _n(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count} {word if count == 1 else plural or word + 's'}"
-
-
-def _user(user: dict[str, Any] | None) -> str:
-    return "no user (authentication log)" if not user else f"{user.get('name') or 'user'} ({user.get('id')})"
-
-
-def _describe(f: dict[str, Any]) -> str:
-    if f["kind"] == "mass_download":
-        window = f["window"]
-        return (f"{_user(f['user'])} downloaded {f['projects']} projects (limit {f['limit']}) between "
-                f"{window['start']} and {window['end']}")
-    if f["kind"] == "job_token_allowlist_gap":
-        status = {"open": "open", "resolved": f"resolved at {f['resolved_at']}",
-                  "withdrawn": f"withdrawn at {f['resolved_at']}"}[f["status"]]
-        return (f"{f['source_project']} -> {f['target_project']}, {_n(f['count'], 'access', 'accesses')} "
-                f"{f['first_seen']} to {f['last_seen']} by {_user(f['user'])}; {status}; allowlist "
-                f"{f['allowlist']}")
-    return f"{f['project']} downloaded as {f['first_type']}, then as {f['then_type']} at {f['at']}"

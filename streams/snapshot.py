@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from streams.events import SNAPSHOT
+from streams.eventtypes import SNAPSHOT
 
 
 class SnapshotError(ValueError):

@@ -12,8 +12,8 @@ import faust
 from faust.web import Request, Response, View
 
 from streams.batching import is_marker
-from streams.gaps import finding as gap_finding
 from streams.metrics import Metrics
+from streams.registry import REGISTRY, Registry
 
 
 def _values(table: Any) -> list[tuple[str, Any]]:
@@ -26,14 +26,14 @@ def tallies(projects: Any, project: str | None = None) -> dict[str, dict[str, in
             if any(value["downloads"].values()) and (project is None or key == project)}
 
 
-def open_findings(projects: Any, actors: Any) -> list[dict[str, Any]]:
-    """Open gaps, visibility changes and the latest mass-download alert per user."""
+def open_findings(projects: Any, actors: Any, registry: Registry = REGISTRY) -> list[dict[str, Any]]:
+    """What each detector shows of each value (open gaps, visibility changes, the latest
+    mass-download alert per user), as JSON."""
     out: list[dict[str, Any]] = []
-    for _, value in _values(projects):
-        if value.get("visibility"):
-            out.append(value["visibility"])
-        out += [gap_finding(gap) for gap in value["gaps"].values() if gap["end"] is None]  # open only
-    out += [value["alert"] for _, value in _values(actors) if value.get("alert")]
+    for table, detectors in ((projects, registry.project_detectors), (actors, registry.actor_detectors)):
+        for _, value in _values(table):
+            for detector in detectors:
+                out += [finding.as_dict() for finding in detector.open_findings(value)]
     return sorted(out, key=lambda f: (f["kind"], f["id"]))
 
 

@@ -1,0 +1,99 @@
+"""What a stream detector is. The detectors themselves are listed in `streams.registry`.
+
+A detector runs in one stage — `project` (key: project path) or `actor` (key: author id) — and
+owns some keys of that stage's value (`state()` gives them empty; the stage's value is the union
+of its detectors' parts and, in the project stage, the dedup record of `streams.dedup`). The
+stage looks the event type up in a table built from the list and calls `on_event` of each
+detector that reads it, in list order, with the whole value: a detector writes only its own
+keys, and may read the stage's `clock` and the parts of detectors it is built on.
+
+`on_event` returns findings (`streams.findings.Finding` records) and, in the actor stage only,
+plain dicts: records for the project stage (routed by their `pkey`; the job-token accesses).
+It runs once per event: return a shared empty tuple when there is nothing, allocate nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from streams.findings import Finding
+from streams.settings import DetectorSettings
+
+ANY = "*"  # in `reads`: every event the stage receives (the type decides nothing)
+Stage = Literal["project", "actor"]
+State = dict[str, Any]
+Event = dict[str, Any]
+Result = Finding | Event
+Check = Callable[[Event], str | None]  # a normalized event: why it cannot be used, or None
+NONE: tuple[Result, ...] = ()  # the usual answer, shared
+
+
+class Detector(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stage(self) -> Stage: ...
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The event types it is called for (ANY: every event of its stage)."""
+        ...
+
+    @property
+    def dedup(self) -> frozenset[str]:
+        """Types whose `id` the project stage remembers first: a repeat reaches no detector."""
+        ...
+
+    @property
+    def checks(self) -> Mapping[str, Check]:
+        """Per type: what makes an event unusable beyond a missing created_at or entity_path."""
+        ...
+
+    @property
+    def settings(self) -> tuple[str, ...]:
+        """The `DetectorSettings` fields it reads."""
+        ...
+
+    @property
+    def findings(self) -> tuple[type[Finding], ...]:
+        """The records it raises."""
+        ...
+
+    def state(self) -> State:
+        """Its keys of a new stage value, empty."""
+        ...
+
+    def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]: ...
+
+    def open_findings(self, state: State) -> Iterable[Finding]:
+        """What the worker's `/findings` view shows from one stage value."""
+        ...
+
+    def active_since(self, state: State, cutoff: float) -> bool:
+        """Actor stage: whether the value records anything at or after `cutoff` (event time)."""
+        ...
+
+    def horizon(self, settings: DetectorSettings) -> float:
+        """Actor stage: event time after which an idle value can no longer change a result."""
+        ...
+
+
+class Base:
+    """Defaults for the optional parts of `Detector`: no dedup, no checks, no settings, nothing
+    shown in the views, nothing to keep (an actor value it owns can be dropped any time)."""
+
+    dedup: frozenset[str] = frozenset()
+    checks: Mapping[str, Check] = {}
+    settings: tuple[str, ...] = ()
+    findings: tuple[type[Finding], ...] = ()
+
+    def open_findings(self, state: State) -> Iterable[Finding]:
+        return ()
+
+    def active_since(self, state: State, cutoff: float) -> bool:
+        return False
+
+    def horizon(self, settings: DetectorSettings) -> float:
+        return 0.0

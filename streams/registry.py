@@ -1,0 +1,121 @@
+"""THE list of stream detectors, and the tables the stages and the validation are built from.
+
+Add a detector: write its module (a `streams.detector.Detector`), add it to `DETECTORS`, and add
+its settings fields, if any, to `streams.settings.DetectorSettings`. Its event types are then
+routed, validated and dispatched; its findings reach the topic, the replay, the report and the
+views. Order matters only between detectors of one stage that read the same event type: they
+run in list order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from streams.correlate import JOB_TOKEN_CORRELATION
+from streams.dedup import new_record
+from streams.detector import ANY, Check, Detector, Event, Result, Stage, State
+from streams.downloads import TALLIES
+from streams.findings import Finding
+from streams.gaps import ALLOWLIST_GAPS
+from streams.massdownload import MASS_DOWNLOAD
+from streams.settings import DetectorSettings
+
+DETECTORS: tuple[Detector, ...] = (TALLIES, ALLOWLIST_GAPS, MASS_DOWNLOAD, JOB_TOKEN_CORRELATION)
+
+Handler = Callable[[State, Event, DetectorSettings], Sequence[Result]]
+STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned"), "actor": ()}
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What one event type does in one stage: dedup by id first (project stage), then the
+    detectors' `on_event`, in list order."""
+
+    dedup: bool
+    detectors: tuple[Detector, ...]
+    handlers: tuple[Handler, ...]  # their on_event, looked up once
+
+    @classmethod
+    def of(cls, dedup: bool, detectors: Sequence[Detector]) -> Route:
+        return cls(dedup, tuple(detectors), tuple(d.on_event for d in detectors))
+
+
+class Registry:
+    """Dispatch tables, state shapes and validation data for a list of detectors."""
+
+    def __init__(self, detectors: Iterable[Detector]) -> None:
+        self.detectors = tuple(detectors)
+        self.project_detectors = tuple(d for d in self.detectors if d.stage == "project")
+        self.actor_detectors = tuple(d for d in self.detectors if d.stage == "actor")
+        _check(self.detectors)
+        self.project, self.project_default = _table(self.project_detectors)
+        self.actor, self.actor_default = _table(self.actor_detectors)
+        # Types the project stage reads (`pkey` is set for them), and every type some detector names.
+        self.project_types = frozenset().union(*(d.reads for d in self.project_detectors)) - {ANY}
+        self.read_types = frozenset().union(*(d.reads for d in self.detectors)) - {ANY}
+        checks: dict[str, tuple[Check, ...]] = {}
+        for detector in self.detectors:
+            for kind, check in detector.checks.items():
+                checks[kind] = (*checks.get(kind, ()), check)
+        self.checks = checks
+        self.kinds: dict[str, type[Finding]] = {cls.kind: cls for d in self.detectors for cls in d.findings}
+
+    def new_project(self) -> State:
+        """An empty project value: the dedup record and each project detector's part."""
+        value = new_record()
+        for detector in self.project_detectors:
+            value.update(detector.state())
+        return value
+
+    def new_actor(self) -> State:
+        value: State = {}
+        for detector in self.actor_detectors:
+            value.update(detector.state())
+        return value
+
+    def horizon(self, settings: DetectorSettings) -> float:
+        """Event time after which an idle user's value can no longer change a result."""
+        return max((d.horizon(settings) for d in self.actor_detectors), default=0.0)
+
+    def idle(self, value: State, cutoff: float) -> bool:
+        """Whether no actor detector's part of `value` records anything at or after `cutoff`."""
+        return not any(d.active_since(value, cutoff) for d in self.actor_detectors)
+
+    def finding(self, data: dict[str, Any]) -> Finding:
+        """A finding's JSON dict back as its record."""
+        return self.kinds[data["kind"]].from_dict(data)
+
+
+def _table(detectors: Sequence[Detector]) -> tuple[dict[str, Route], Route | None]:
+    """Event type → Route, and the Route of every other type (the ANY readers), None if none."""
+    def route(kind: str) -> Route:
+        readers = [d for d in detectors if kind in d.reads or ANY in d.reads]
+        return Route.of(any(kind in d.dedup for d in readers), readers)
+
+    types = sorted({kind for d in detectors for kind in d.reads} - {ANY})
+    default = [d for d in detectors if ANY in d.reads]
+    return {kind: route(kind) for kind in types}, Route.of(False, default) if default else None
+
+
+def _check(detectors: Sequence[Detector]) -> None:
+    """A list that cannot work is refused when it is built, not at the first event."""
+    names = [d.name for d in detectors]
+    if len(set(names)) != len(names):
+        raise ValueError(f"detector names repeat: {names}")
+    for stage in ("project", "actor"):
+        owned: dict[str, str] = dict.fromkeys(STAGE_KEYS[stage], f"the {stage} stage")
+        for detector in (d for d in detectors if d.stage == stage):
+            if detector.dedup and stage != "project":
+                raise ValueError(f"{detector.name}: only the project stage deduplicates by id")
+            for key in detector.state():
+                if key in owned:
+                    raise ValueError(f"{detector.name}: state key {key!r} is already {owned[key]}'s")
+                owned[key] = detector.name
+    kinds = [cls.kind for d in detectors for cls in d.findings]
+    if len(set(kinds)) != len(kinds):
+        raise ValueError(f"finding kinds repeat: {kinds}")
+
+
+REGISTRY = Registry(DETECTORS)
