@@ -23,24 +23,23 @@ class RouteError(LookupError):
     """A route that does not lead anywhere in the document (a matcher bug)."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class Document:
+    """Immutable once read. Views derived from it (a CI file's jobs, the fixer's original data) are
+    cached beside it, keyed by the document (`weakref`), and go when the document goes."""
+
     path: str  # relative to the scan base, POSIX
     abspath: Path
     kind: str
     text: str
     data: Tree
-    _lines: list[str] | None = field(default=None, repr=False)
-    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # derived views, computed once
     # A document written inside another (`Tree.embedded`): the file's kind, its index there, and
     # how many warnings the file's parse gave (a fix is verified by parsing the file again).
     host: tuple[str, int, int] | None = None
+    lines: tuple[str, ...] = field(init=False, repr=False)
 
-    @property
-    def lines(self) -> list[str]:
-        if self._lines is None:
-            self._lines = self.text.splitlines()
-        return self._lines
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lines", tuple(self.text.splitlines()))
 
     def line_text(self, line: int) -> str:
         lines = self.lines

@@ -18,6 +18,7 @@ import copy
 import math
 import re
 import tomllib
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from scanner.core.document import Document
-from scanner.core.tree import ParseError, Tagged
+from scanner.core.tree import ParseError, Tagged, unwrap
 from scanner.engine.kinds import KINDS
 from scanner.fix.plan import Expect
 
@@ -76,18 +77,24 @@ def _load_toml(text: str) -> list[Any]:
         raise Unverified(f"the result is not valid TOML: {exc}") from None
 
 
+# The original's data per document, loaded once however many fixes a file gets.
+_ORIGINALS: weakref.WeakKeyDictionary[Document, tuple[Callable[[str], list[Any]] | None, list[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _original(doc: Document) -> tuple[Callable[[str], list[Any]] | None, list[Any]]:
     """The strict loader for this kind and the original's data (loaded once per document); no loader
     when the kind has none or it cannot read the original (templated YAML: ERB, `{{VAR}}`), and then
     the data the kind's parser read."""
-    if "fix.original" not in doc.memo:
+    if doc not in _ORIGINALS:
         strict = _load_yaml if doc.kind in YAML_KINDS else _load_toml if doc.kind == "runner-config" else None
         try:
-            doc.memo["fix.original"] = (strict, strict(doc.text)) if strict else (None, doc.data.roots)
+            _ORIGINALS[doc] = (strict, strict(doc.text)) if strict else (None, doc.data.roots)
         except Unverified:
-            doc.memo["fix.original"] = (None, doc.data.roots)
-    strict, data = doc.memo["fix.original"]
-    return strict, copy.deepcopy(data)
+            _ORIGINALS[doc] = (None, doc.data.roots)
+    loader, data = _ORIGINALS[doc]
+    return loader, copy.deepcopy(data)
 
 
 def _parse(doc: Document, text: str) -> list[Any]:
@@ -140,7 +147,7 @@ class _Place:
 def _place(before: list[Any], after: list[Any], expect: Expect) -> _Place:
     parent_b, parent_a, steps = before, after, list(expect.route)
     while len(steps) > 1 and not isinstance(_get(parent_b, steps[0]), str):
-        parent_b, parent_a = _unwrap(_get(parent_b, steps[0])), _unwrap(_get(parent_a, steps[0]))
+        parent_b, parent_a = unwrap(_get(parent_b, steps[0])), unwrap(_get(parent_a, steps[0]))
         steps.pop(0)
     at_string = isinstance(_get(parent_b, steps[0]), str)
     textual = at_string and (expect.op == "in-text" or (expect.op == "rename-key" and len(steps) > 1))
@@ -151,7 +158,7 @@ def _place(before: list[Any], after: list[Any], expect: Expect) -> _Place:
 
 def _restructure(place: _Place, expect: Expect) -> None:
     """Change the old data as a structural fix says: rename a key, delete an entry, move one first."""
-    parent, step = _unwrap(place.parent_b), place.step
+    parent, step = unwrap(place.parent_b), place.step
     if expect.op == "rename-key" and isinstance(parent, dict):
         old, new = expect.pairs[0]
         _reorder(parent, [(new if k == old else k, v) for k, v in parent.items()])
@@ -172,13 +179,9 @@ def _reorder(mapping: dict[Any, Any], items: list[tuple[Any, Any]]) -> None:
 
 def _get(container: Any, step: Any) -> Any:
     try:
-        return _unwrap(container)[step]
+        return unwrap(container)[step]
     except (KeyError, IndexError, TypeError):
         raise Unverified(f"the fixed place ({step!r}) is not in the parsed data") from None
-
-
-def _unwrap(value: Any) -> Any:
-    return value.value if isinstance(value, Tagged) else value
 
 
 def _mask(place: _Place, words: set[str]) -> None:
@@ -187,8 +190,8 @@ def _mask(place: _Place, words: set[str]) -> None:
     if not isinstance(new, str) or old == new:
         raise Unverified("the fixed text did not change as intended")
     pattern = re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))))
-    _unwrap(place.parent_b)[place.step] = pattern.sub(_MASK, old)
-    _unwrap(place.parent_a)[place.step] = pattern.sub(_MASK, new)
+    unwrap(place.parent_b)[place.step] = pattern.sub(_MASK, old)
+    unwrap(place.parent_a)[place.step] = pattern.sub(_MASK, new)
 
 
 def _same(a: Any, b: Any, seen: set[tuple[int, int]]) -> bool:

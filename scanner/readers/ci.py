@@ -7,6 +7,7 @@ merge keys are visited once (by identity), at the place they are written.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -64,11 +65,17 @@ def _entries(value: Any, route: Route, child: bool = False) -> Iterator[IncludeE
     yield IncludeEntry(kind, str(value[kind]), route + (kind,), inputs, child=child)
 
 
+# Views of a document, computed once however many policies ask for them; they go with the document.
+_VIEWS: weakref.WeakKeyDictionary[Document, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 def _memo(doc: Document, name: str, make: Callable[[Document], Iterator[T]]) -> list[T]:
-    """A derived view of a document, computed once however many policies ask for it."""
-    cached: list[T] | None = doc.memo.get(name)
+    views = _VIEWS.get(doc)
+    if views is None:
+        views = _VIEWS[doc] = {}
+    cached: list[T] | None = views.get(name)
     if cached is None:
-        cached = doc.memo[name] = list(make(doc))
+        cached = views[name] = list(make(doc))
     return cached
 
 

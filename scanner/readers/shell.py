@@ -9,7 +9,7 @@ anything and never fails: text it cannot split stays inside a word.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +71,7 @@ class ScriptText:
             yield text, self.position(i, 0)
 
 
-def map_lines(text: str, span: Span, source: list[str]) -> ScriptText:
+def map_lines(text: str, span: Span, source: Sequence[str]) -> ScriptText:
     """Find where each line of a scalar's value was written, within the scalar's own span."""
     start_line, start_col, end_line, _ = span
     quote = source[start_line - 1][start_col - 1 : start_col] if start_line <= len(source) else ""
@@ -100,7 +100,7 @@ def map_lines(text: str, span: Span, source: list[str]) -> ScriptText:
     return ScriptText(text, tuple(starts), folds=tuple(folds))
 
 
-def _unfold(content: str, source: list[str], cursor: int, last: int,
+def _unfold(content: str, source: Sequence[str], cursor: int, last: int,
             skip: int) -> tuple[Pos, list[tuple[int, int, int]]] | None:
     """Where a value line folded from consecutive source lines (joined by single spaces) was
     written: its start, and (offset, line, column) of each following piece; None if it was not.
