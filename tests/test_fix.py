@@ -39,7 +39,7 @@ def test_fix_turns_before_into_after(
     shutil.copytree(before, work)
     config = tmp_path / "sunset.yml"
     config.write_text(f"policies:\n  select: [{policy_id}]\n", encoding="utf-8")
-    unsafe = any(f.tier == "unsafe" for f in policy.data.fix)
+    unsafe = any(f.tier == "unsafe" for f in policy.fixes)
     if unsafe:
         assert fix(work, config) == 0
         assert tree(work) == tree(before), "an unsafe fix was applied without --unsafe"
@@ -55,7 +55,7 @@ def test_fix_turns_before_into_after(
 
 
 def test_every_fixable_policy_has_a_fixture_pair(policies: list[Policy]) -> None:
-    fixable = {p.id for p in policies if p.data.fix}
+    fixable = {p.id for p in policies if p.fixes}
     assert set(CASES) == fixable
     for case in CASES:
         before, after = tree(FIXES / case / "before"), tree(FIXES / case / "after")
@@ -83,7 +83,7 @@ def test_docs_fix_lists_every_policy_in_the_right_table(policies: list[Policy]) 
         section: re.findall(r"(?m)^\| ([a-z0-9-]+) \| (safe|unsafe|[^|]+) \|", part)
         for section, part in (("with", with_fix), ("without", without))
     }
-    assert {(p.id, next(iter({f.tier for f in p.data.fix}))) for p in policies if p.data.fix} == {
+    assert {(p.id, next(iter({f.tier for f in p.fixes}))) for p in policies if p.fixes} == {
         (pid, tier) for pid, tier in listed["with"]
     }
-    assert sorted(p.id for p in policies if not p.data.fix) == sorted(pid for pid, _ in listed["without"])
+    assert sorted(p.id for p in policies if not p.fixes) == sorted(pid for pid, _ in listed["without"])

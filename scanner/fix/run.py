@@ -50,7 +50,7 @@ def run_fix(scan_plan: Plan, unsafe: bool, write: bool) -> FixRun:
 def _change(site: Site, unsafe: bool, run: FixRun, sources: dict[int, SourceText]) -> Change | None:
     """The change to apply for this finding, or None (its outcome is recorded)."""
     matched = site.hit.matched
-    spec = next((f for f in site.hit.policy.data.fix if f.selects(matched)), None)
+    spec = next((f for f in site.hit.policy.fixes if f.selects(matched)), None)
     if spec is None:
         run.outcomes.append(Outcome(site, "skipped", f"no automatic fix for `{matched}`"))
         return None

@@ -57,7 +57,7 @@ def policy_page(p: Policy) -> str:
     `policy_markdown` stays without it: SARIF rule help and `sunset policies show` use it."""
     text = policy_markdown(p)
     matcher = f"| Matcher | `{p.data.match['kind']}` |\n"
-    text = text.replace(matcher, matcher + f"| Automatic fix | {tier_of(p.data.fix)} |\n", 1)
+    text = text.replace(matcher, matcher + f"| Automatic fix | {tier_of(p.fixes)} |\n", 1)
     return text.replace("\n\n## Example\n\n", "\n\n" + fix_markdown(p) + "\n\n## Example\n\n", 1)
 
 
@@ -69,7 +69,7 @@ def fix_markdown(p: Policy) -> str:
             "([why](../fix.md#policies-without-an-automatic-fix))."
         )
     parts = ["## Automatic fix"]
-    for spec in p.data.fix:
+    for spec in p.fixes:
         lines = [f"`{spec.kind}` fix, {_TIERS[spec.tier]}:", ""] + [f"- {c}" for c in spec.changes()]
         if spec.note:
             lines += ["", spec.note.strip()]
@@ -80,7 +80,7 @@ def fix_markdown(p: Policy) -> str:
 def index_markdown(policies: list[Policy]) -> str:
     rows = [
         f"| [{p.id}]({p.id}.md) | {p.data.title} | {p.data.deprecated_in or '—'} | "
-        f"{p.data.removed_in or '—'} | {p.data.origin} | {tier_of(p.data.fix)} |"
+        f"{p.data.removed_in or '—'} | {p.data.origin} | {tier_of(p.fixes)} |"
         for p in policies
     ]
     return (

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, ClassVar
 
 from scanner.rules import spec
 
-
-class Spec(spec.Spec):
-    kind: Literal["any-of"]
-    matchers: tuple[dict[str, Any], ...] = Field(min_length=2)
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +20,7 @@ class AnyOfMatcher(spec.Matcher):
     matchers: tuple[spec.Matcher, ...]
 
 
-def compile(s: Spec, build: spec.Build) -> AnyOfMatcher:
+def compile(s: schema.AnyOfSpec, build: spec.Build) -> AnyOfMatcher:
     members = []
     for i, raw in enumerate(s.matchers):
         if raw.get("kind") == "any-of":

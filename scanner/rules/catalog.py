@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from scanner.readers.yamldoc import YamlError, load_yaml
 from scanner.rules import cache
-from scanner.rules.facets import derived_kinds
-from scanner.rules.policy import Policy, PolicyModel
-from scanner.rules.table import build_matcher, facets_of
+from scanner.rules.policy import Example, HistoryEntry, Policy, PolicyData, Reference
+
+if TYPE_CHECKING:
+    from scanner.rules.schema import PolicyModel
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -33,6 +32,15 @@ def _line_of(tree_lines: dict[tuple[str | int, ...], int], loc: tuple[str | int,
 
 
 def _load_one(path: Path, data: bytes) -> Policy:
+    """Parse, validate and compile one policy file. The YAML reader, pydantic (through the schema) and
+    the matcher table are imported here, on a cache miss only."""
+    from pydantic import ValidationError
+
+    from scanner.readers.yamldoc import YamlError, load_yaml
+    from scanner.rules.facets import derived_kinds
+    from scanner.rules.schema import PolicyModel
+    from scanner.rules.table import build_matcher, facets_of
+
     try:
         text = data.decode("utf-8")
         doc = load_yaml(text, str(path))
@@ -58,9 +66,23 @@ def _load_one(path: Path, data: bytes) -> Policy:
     except ValueError as exc:
         line = _line_of(doc.key_lines(0), ("match",))  # positions only when reporting a problem
         raise PolicyLoadError(f"{path}:{line}: match: {exc}") from None
-    if model.applies_to is None:  # every kind of document carrying what the matcher reads
-        model = model.model_copy(update={"applies_to": derived_kinds(facets_of(matcher))})
-    return Policy(id=stem, source=path, data=model, matcher=matcher)
+    # left out, it applies to every kind of document carrying what the matcher reads
+    applies_to = model.applies_to or derived_kinds(facets_of(matcher))
+    return Policy(id=stem, source=path, data=_plain(model, applies_to, root.get("fix")), matcher=matcher)
+
+
+def _plain(model: PolicyModel, applies_to: tuple[str, ...], fix: Any) -> PolicyData:
+    """The validated model as plain data (the cache holds no pydantic object); `fix:` as written."""
+    return PolicyData(
+        title=model.title, summary=model.summary, message=model.message, rationale=model.rationale,
+        remediation=model.remediation, replacement=model.replacement, deprecated_in=model.deprecated_in,
+        removed_in=model.removed_in, breaking=model.breaking, informational=model.informational,
+        origin=model.origin,
+        history=tuple(HistoryEntry(h.release, h.event, h.note, h.reference, h.removed_in) for h in model.history),
+        references=tuple(Reference(r.title, r.url) for r in model.references),
+        applies_to=applies_to, match=model.match, example=Example(model.example.before, model.example.after),
+        fix=tuple(fix) if isinstance(fix, list) else (fix,) if isinstance(fix, dict) else (),
+    )
 
 
 def builtin_policy_dir() -> Path:

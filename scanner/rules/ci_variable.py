@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.document import Document
 from scanner.readers import ci
@@ -17,11 +15,8 @@ from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
 
-
-class Spec(spec.Spec):
-    kind: Literal["ci-variable"]
-    names: tuple[str, ...] = Field(min_length=1)
-    value: spec.ValueSpec | None = None
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +26,7 @@ class CiVariableMatcher(spec.Matcher):
     value: spec.ValueTest | None = None
 
 
-def compile(s: Spec, build: spec.Build) -> CiVariableMatcher:
+def compile(s: schema.CiVariableSpec, build: spec.Build) -> CiVariableMatcher:
     return CiVariableMatcher(frozenset(spec.checked_names(s.names)), spec.value_test(s.value))
 
 

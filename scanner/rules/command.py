@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.document import Document
 from scanner.core.results import Route
@@ -25,16 +23,10 @@ from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
 
+if TYPE_CHECKING:
+    from scanner.rules import schema
+
 Job = list[tuple[list[Token], ci.ScriptItem]]  # a job's commands, each with the script item holding it
-
-
-class Spec(spec.Spec):
-    kind: Literal["command"]
-    programs: tuple[str, ...] = Field(min_length=1)
-    subcommand: str | None = None
-    flags: tuple[str, ...] = ()
-    env: tuple[str, ...] = ()
-    value: spec.ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +38,13 @@ class CommandMatcher(spec.Matcher):
     env: frozenset[str]
     value: spec.ValueTest | None = None
 
+    def script_words(self) -> Iterable[str]:
+        return self.programs | self.env  # `export NAME=...` in a script item of its own
 
-def compile(s: Spec, build: spec.Build) -> CommandMatcher:
+
+def compile(s: schema.CommandSpec, build: spec.Build) -> CommandMatcher:
     programs, flags, env = frozenset(s.programs), frozenset(s.flags), frozenset(s.env)
     return CommandMatcher(programs, s.subcommand, flags, env, spec.value_test(s.value))
-
-
-def words(m: CommandMatcher) -> Iterable[str]:
-    return m.programs | m.env  # `export NAME=...` in a script item of its own
 
 
 Entries = list[tuple[Policy, CommandMatcher]]

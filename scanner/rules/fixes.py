@@ -12,10 +12,11 @@ the finding's `matched` text (`selects`); a finding no entry selects has no auto
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 Tier = Literal["safe", "unsafe"]
 
@@ -136,6 +137,16 @@ AnyFix = RenameFix | SetValueFix | DeleteFix | MoveFirstFix | AddArgumentFix
 
 if set(FIX_SPECS.values()) != set(get_args(AnyFix)):  # pragma: no cover - a developer error, caught by any test run
     raise RuntimeError("scanner.rules.fixes: FIX_SPECS and the FixSpec union name different kinds")
+
+
+@functools.cache
+def _adapter() -> TypeAdapter[tuple[AnyFix, ...]]:
+    return TypeAdapter(tuple[FixSpec, ...])
+
+
+def fix_specs(raw: tuple[dict[str, Any], ...]) -> tuple[AnyFix, ...]:
+    """A policy's `fix:` entries (already validated when the policy was loaded) as specs."""
+    return _adapter().validate_python(raw)
 
 
 def tier_of(fixes: tuple[AnyFix, ...]) -> str:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.tree import Span
 from scanner.readers.api.model import GqlField, GraphqlText
@@ -18,18 +16,8 @@ from scanner.rules import spec
 from scanner.rules.policy import Policy
 from scanner.rules.rest_api import API_WORDS
 
-
-class RuleSpec(spec.Spec):
-    fields: tuple[str, ...] = Field(min_length=1)
-    on: tuple[str, ...] = ()
-    under: tuple[str, ...] = ()
-    arguments: tuple[str, ...] = ()  # report these arguments (`active`, `input.direction`)
-    without_argument: str | None = None  # report the field when this argument is absent
-
-
-class Spec(spec.Spec):
-    kind: Literal["graphql"]
-    rules: tuple[RuleSpec, ...] = Field(min_length=1)
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +34,17 @@ class GraphqlMatcher(spec.Matcher):
     kind: ClassVar[str] = "graphql"
     rules: tuple[GraphqlRule, ...]
 
+    def script_words(self) -> Iterable[str]:
+        return API_WORDS
 
-def compile(s: Spec, build: spec.Build) -> GraphqlMatcher:
+
+def compile(s: schema.GraphqlSpec, build: spec.Build) -> GraphqlMatcher:
     return GraphqlMatcher(tuple(_rule(r) for r in s.rules))
 
 
-def _rule(s: RuleSpec) -> GraphqlRule:
+def _rule(s: schema.GraphqlRuleSpec) -> GraphqlRule:
     under = tuple(tuple(u.split(".")) for u in s.under)
     return GraphqlRule(frozenset(s.fields), frozenset(s.on), under, frozenset(s.arguments), s.without_argument)
-
-
-def words(m: GraphqlMatcher) -> Iterable[str]:
-    return API_WORDS
 
 
 def evaluate(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonpath_ng.jsonpath import Child, Fields, JSONPath
 
@@ -16,12 +16,8 @@ from scanner.rules.jsonpath import matches
 from scanner.rules.jsonpaths import compile_path, required_keys
 from scanner.rules.policy import Policy
 
-
-class Spec(spec.Spec):
-    kind: Literal["implicit-default"]
-    path: str  # JSONPath of the setting; each mapping that would hold it is checked
-    default: str | int | bool  # what GitLab uses when the setting is absent
-    when: str | None = None  # a sibling key that must be literally `true` (`enabled`)
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +30,7 @@ class ImplicitDefaultMatcher(spec.Matcher):
     when: str | None
 
 
-def compile(s: Spec, build: spec.Build) -> ImplicitDefaultMatcher:
+def compile(s: schema.ImplicitDefaultSpec, build: spec.Build) -> ImplicitDefaultMatcher:
     expr, _ = compile_path(s.path)
     if not (isinstance(expr, Child) and isinstance(expr.right, Fields) and len(expr.right.fields) == 1):
         raise ValueError(f"path: {s.path!r} must end in one plain key (`$.x.delivery_method`)")

@@ -2,7 +2,7 @@
 
 Each matcher kind is kept where it is cheap to skip: template and variable names in dicts, the
 literal keys a JSONPath needs beside it, and one prefilter regex over script text built from the
-words the script matchers name (`RuleKind.words`). A document pays for a policy only when the
+words the script matchers name (`Matcher.script_words`). A document pays for a policy only when the
 thing the policy looks for is present.
 """
 
@@ -16,7 +16,6 @@ from scanner.core.document import Document
 from scanner.rules import ci_variable, rest_api, template_include
 from scanner.rules.any_of import leaves
 from scanner.rules.policy import Policy
-from scanner.rules.table import RULE_KINDS
 
 _API_KINDS = ("rest-api", "graphql")
 _API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab")
@@ -29,9 +28,8 @@ class PolicyIndex:
         for policy in policies:
             for m in leaves(policy.matcher):
                 self.entries[m.kind].append((policy, m))
-                kind = RULE_KINDS[m.kind]
-                if kind.words is not None and m.kind not in _API_KINDS:
-                    words.update(kind.words(m))
+                if m.kind not in _API_KINDS:
+                    words.update(m.script_words())
         self.templates = template_include.by_template(self.of("template-include"))
         self.variables = ci_variable.by_name(self.of("ci-variable"))
         self.api = bool(self.entries.get("rest-api") or self.entries.get("graphql"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import unquote
 
 from scanner.core.document import Document
@@ -23,22 +23,20 @@ from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
 
-
-class Spec(spec.Spec):
-    kind: Literal["job-token-reach"]
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
 class JobTokenReachMatcher(spec.Matcher):
     kind: ClassVar[str] = "job-token-reach"
 
+    def script_words(self) -> Iterable[str]:
+        return ("CI_JOB_TOKEN", "gitlab-ci-token")
 
-def compile(s: Spec, build: spec.Build) -> JobTokenReachMatcher:
+
+def compile(s: schema.JobTokenReachSpec, build: spec.Build) -> JobTokenReachMatcher:
     return JobTokenReachMatcher()
-
-
-def words(m: JobTokenReachMatcher) -> Iterable[str]:
-    return ("CI_JOB_TOKEN", "gitlab-ci-token")
 
 
 _CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonpath_ng.jsonpath import Child, Fields, Index, JSONPath
 
@@ -19,11 +19,8 @@ from scanner.rules.hits import Hit
 from scanner.rules.jsonpaths import compile_path
 from scanner.rules.policy import Policy
 
-
-class Spec(spec.Spec):
-    kind: Literal["jsonpath"]
-    path: str
-    value: spec.ValueSpec | None = None
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +32,7 @@ class JsonPathMatcher(spec.Matcher):
     value: spec.ValueTest | None
 
 
-def compile(s: Spec, build: spec.Build) -> JsonPathMatcher:
+def compile(s: schema.JsonPathSpec, build: spec.Build) -> JsonPathMatcher:
     expr, keys = compile_path(s.path)
     return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 from jsonpath_ng.jsonpath import JSONPath
 
@@ -17,12 +17,8 @@ from scanner.rules.jsonpath import matches
 from scanner.rules.jsonpaths import compile_path
 from scanner.rules.policy import Policy
 
-
-class Spec(spec.Spec):
-    kind: Literal["required-keys"]
-    path: str  # JSONPath of the mappings to check
-    keys: tuple[str, ...] = ()
-    first: str | None = None  # when present, this key must come first
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +30,7 @@ class RequiredKeysMatcher(spec.Matcher):
     first: str | None
 
 
-def compile(s: Spec, build: spec.Build) -> RequiredKeysMatcher:
+def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatcher:
     if not s.keys and s.first is None:
         raise ValueError("give `keys`, `first`, or both")
     expr, keys = compile_path(s.path)

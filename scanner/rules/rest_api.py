@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.tree import Span
 from scanner.readers.api.model import RestCall
@@ -20,18 +18,12 @@ from scanner.readers.api.paths import Endpoint, compile_endpoint
 from scanner.rules import spec
 from scanner.rules.policy import Policy
 
+if TYPE_CHECKING:
+    from scanner.rules import schema
+
 # Words a script must contain to be worth tokenising for API calls (`scanner.rules.index`).
 API_WORDS = ("api/v4", "CI_API_V4_URL", "api/graphql", "CI_API_GRAPHQL_URL", "glab", "curl", "wget", "jq",
              "http ", "https ", "xh ")
-
-
-class Spec(spec.Spec):
-    kind: Literal["rest-api"]
-    endpoints: tuple[str, ...] = Field(min_length=1)
-    parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
-    parameter_value: spec.ValueSpec | None = None
-    response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
-    response_value: spec.ValueSpec | None = None  # only reads compared with such a value
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +35,11 @@ class RestApiMatcher(spec.Matcher):
     response_fields: frozenset[str]
     response_value: spec.ValueTest | None
 
+    def script_words(self) -> Iterable[str]:
+        return API_WORDS
 
-def compile(s: Spec, build: spec.Build) -> RestApiMatcher:
+
+def compile(s: schema.RestApiSpec, build: spec.Build) -> RestApiMatcher:
     return RestApiMatcher(
         tuple(compile_endpoint(e) for e in s.endpoints),
         frozenset(s.parameters),
@@ -52,10 +47,6 @@ def compile(s: Spec, build: spec.Build) -> RestApiMatcher:
         frozenset(s.response_fields),
         spec.value_test(s.response_value),
     )
-
-
-def words(m: RestApiMatcher) -> Iterable[str]:
-    return API_WORDS
 
 
 def evaluate(entries: Iterable[tuple[Policy, RestApiMatcher]], call: RestCall) -> Iterator[tuple[Policy, str, Span]]:

@@ -8,10 +8,9 @@ import binascii
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 from jsonpath_ng.jsonpath import JSONPath
-from pydantic import Field
 
 from scanner.core.document import Document
 from scanner.readers.settings.templated import is_templated
@@ -21,13 +20,10 @@ from scanner.rules.jsonpath import matches
 from scanner.rules.jsonpaths import compile_path
 from scanner.rules.policy import Policy
 
+if TYPE_CHECKING:
+    from scanner.rules import schema
+
 MAX_KEY_FILE = 4096
-
-
-class Spec(spec.Spec):
-    kind: Literal["secret-file"]
-    path: str  # JSONPath of the setting holding the file path
-    key_bytes: int = Field(default=32, ge=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +34,7 @@ class SecretFileMatcher(spec.Matcher):
     key_bytes: int
 
 
-def compile(s: Spec, build: spec.Build) -> SecretFileMatcher:
+def compile(s: schema.SecretFileSpec, build: spec.Build) -> SecretFileMatcher:
     expr, keys = compile_path(s.path)
     return SecretFileMatcher(expr, keys, s.key_bytes)
 

@@ -1,32 +1,23 @@
-"""What every matcher kind shares: the strict spec base, value tests, and the compiled matcher base.
+"""What every matcher kind shares: the compiled matcher base and value tests.
 
-A matcher kind is one module beside this one (`template_include.py`, `command.py`, …): a pydantic
-`Spec` of its parameters (unknown keys rejected), a frozen compiled matcher, its `compile` step and
-the evaluation over the document facet it reads. `scanner.rules.table` lists them in one dict.
+A matcher kind is one module beside this one (`template_include.py`, `command.py`, …): its frozen
+compiled matcher, its `compile` step from the validated spec (`scanner.rules.schema`, the file
+format) and the evaluation over the document facet it reads. `scanner.rules.table` lists them in one
+dict. Nothing here imports pydantic: a compiled catalog read back from the cache needs none.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+if TYPE_CHECKING:
+    from scanner.rules.schema import ValueSpec
 
 VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-
-class Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
-class ValueSpec(Spec):
-    """A constraint on a matched scalar value; at most one of the three."""
-
-    equals: str | int | bool | None = None
-    one_of: tuple[str | int | bool, ...] | None = None
-    regex: str | None = None
 
 
 class Matcher:
@@ -34,6 +25,10 @@ class Matcher:
 
     __slots__ = ()
     kind: ClassVar[str]
+
+    def script_words(self) -> Iterable[str]:
+        """Words a script must contain to be worth reading for this matcher (`scanner.rules.index`)."""
+        return ()
 
 
 # A matcher kind that holds other matchers (`any-of`) compiles them through the table it is given.

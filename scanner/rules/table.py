@@ -1,14 +1,14 @@
 """The closed set of matcher kinds a policy may use, in one explicit dict (`RULE_KINDS`).
 
-Each row names the kind's module parts: the pydantic spec of its parameters, its compile step, the
-document facets it reads (`scanner.rules.facets`: what a policy applies to when it does not say)
-and, for kinds evaluated on scripts, the words a script must contain to be worth reading. Nothing
-registers itself at import time; adding a kind is one module and one row here.
+Each row names the kind's spec (`scanner.rules.schema`, the file format), its module's compile step,
+and the document facets it reads (`scanner.rules.facets`: what a policy applies to when it does not
+say). Nothing registers itself at import time; adding a kind is one module, its spec and one row here.
+Only the loader needs this table (on a cache miss): it imports pydantic through the schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,38 +24,39 @@ from scanner.rules import (
     jsonpath,
     required_keys,
     rest_api,
+    schema,
     secret_file,
     template_include,
     variable_reference,
 )
-from scanner.rules.spec import Matcher, Spec
+from scanner.rules.schema import Strict
+from scanner.rules.spec import Matcher
 
 
 @dataclass(frozen=True, slots=True)
 class RuleKind:
-    spec: type[Spec]
+    spec: type[Strict]
     compile: Callable[[Any, Callable[[dict[str, Any]], Matcher]], Matcher]
     facets: frozenset[str]
-    words: Callable[[Any], Iterable[str]] | None = None  # prefilter words for script text
 
 
-def _kind(module: Any, *facets: str, words: bool = False) -> RuleKind:
-    return RuleKind(module.Spec, module.compile, frozenset(facets), module.words if words else None)
+def _kind(spec: type[Strict], module: Any, *facets: str) -> RuleKind:
+    return RuleKind(spec, module.compile, frozenset(facets))
 
 
 RULE_KINDS: dict[str, RuleKind] = {
-    "template-include": _kind(template_include, "ci-includes"),
-    "ci-variable": _kind(ci_variable, "ci-variables", "settings-env"),
-    "variable-reference": _kind(variable_reference, "ci-variables", "scripts", words=True),
-    "jsonpath": _kind(jsonpath, "tree"),
-    "command": _kind(command, "scripts", "settings-env", "settings-commands", words=True),
-    "job-token-reach": _kind(job_token_reach, "ci-jobs", "scripts", words=True),
-    "rest-api": _kind(rest_api, "scripts", "rest-calls", words=True),
-    "graphql": _kind(graphql, "scripts", "graphql-documents", words=True),
-    "any-of": _kind(any_of),  # its members' facets
-    "implicit-default": _kind(implicit_default, "settings-tree"),
-    "required-keys": _kind(required_keys, "settings-tree"),
-    "secret-file": _kind(secret_file, "settings-tree"),
+    "template-include": _kind(schema.TemplateIncludeSpec, template_include, "ci-includes"),
+    "ci-variable": _kind(schema.CiVariableSpec, ci_variable, "ci-variables", "settings-env"),
+    "variable-reference": _kind(schema.VariableReferenceSpec, variable_reference, "ci-variables", "scripts"),
+    "jsonpath": _kind(schema.JsonPathSpec, jsonpath, "tree"),
+    "command": _kind(schema.CommandSpec, command, "scripts", "settings-env", "settings-commands"),
+    "job-token-reach": _kind(schema.JobTokenReachSpec, job_token_reach, "ci-jobs", "scripts"),
+    "rest-api": _kind(schema.RestApiSpec, rest_api, "scripts", "rest-calls"),
+    "graphql": _kind(schema.GraphqlSpec, graphql, "scripts", "graphql-documents"),
+    "any-of": _kind(schema.AnyOfSpec, any_of),  # its members' facets
+    "implicit-default": _kind(schema.ImplicitDefaultSpec, implicit_default, "settings-tree"),
+    "required-keys": _kind(schema.RequiredKeysSpec, required_keys, "settings-tree"),
+    "secret-file": _kind(schema.SecretFileSpec, secret_file, "settings-tree"),
 }
 
 

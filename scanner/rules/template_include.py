@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.document import Document
 from scanner.readers import ci
@@ -15,10 +13,8 @@ from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
 
-
-class Spec(spec.Spec):
-    kind: Literal["template-include"]
-    templates: tuple[str, ...] = Field(min_length=1)
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +23,7 @@ class TemplateIncludeMatcher(spec.Matcher):
     templates: frozenset[str]
 
 
-def compile(s: Spec, build: spec.Build) -> TemplateIncludeMatcher:
+def compile(s: schema.TemplateIncludeSpec, build: spec.Build) -> TemplateIncludeMatcher:
     return TemplateIncludeMatcher(frozenset(s.templates))
 
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scanner.core.document import Document
 from scanner.core.results import Route
@@ -18,10 +16,8 @@ from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
 
-
-class Spec(spec.Spec):
-    kind: Literal["variable-reference"]
-    names: tuple[str, ...] = Field(min_length=1)
+if TYPE_CHECKING:
+    from scanner.rules import schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,16 +26,15 @@ class VariableReferenceMatcher(spec.Matcher):
     names: frozenset[str]
     pattern: re.Pattern[str]
 
+    def script_words(self) -> Iterable[str]:
+        """What a script must contain to be worth reading for this matcher."""
+        return self.names
 
-def compile(s: Spec, build: spec.Build) -> VariableReferenceMatcher:
+
+def compile(s: schema.VariableReferenceSpec, build: spec.Build) -> VariableReferenceMatcher:
     names = spec.checked_names(s.names)
     alt = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
     return VariableReferenceMatcher(frozenset(names), re.compile(rf"(?:\$\{{?|%|\$env:)({alt})(?![A-Za-z0-9_])"))
-
-
-def words(m: VariableReferenceMatcher) -> Iterable[str]:
-    """What a script must contain to be worth reading for this matcher."""
-    return m.names
 
 
 Entries = list[tuple[Policy, VariableReferenceMatcher]]

@@ -1,0 +1,180 @@
+"""The format of a policy file, as pydantic models: the policy itself, its `match:` (one spec per
+matcher kind) and, through `scanner.rules.fixes`, its `fix:`. Unknown keys are rejected everywhere.
+
+Only the loader imports this (`scanner.rules.catalog`, on a cache miss): a scan whose compiled
+catalog comes from the cache never imports pydantic. The loaded policy is plain data
+(`scanner.rules.policy`); each matcher kind's module compiles its spec (`scanner.rules.table`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from scanner.core.versions import RELEASE_RE
+from scanner.rules.facets import KIND_NAMES
+from scanner.rules.fixes import FixSpec
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+Release = Annotated[str, Field(pattern=RELEASE_RE.pattern)]
+
+
+class Reference(Strict):
+    title: str
+    url: str = Field(pattern=r"^https://")
+
+
+class HistoryEntry(Strict):
+    """One thing GitLab's own record did to the milestone after it was first announced."""
+
+    release: Release
+    event: Literal["announced", "deprecated", "moved", "postponed", "canceled", "removed"]
+    removed_in: Release | None = None
+    note: str
+    reference: str = Field(pattern=r"^https://")
+
+
+class Example(Strict):
+    before: str
+    after: str
+
+
+class PolicyModel(Strict):
+    title: str = Field(min_length=5, max_length=100)
+    summary: str
+    message: str = Field(description="one finding's message; `{match}` is replaced by what matched")
+    rationale: str
+    remediation: str
+    replacement: str | None = None
+    deprecated_in: Release | None = None
+    removed_in: Release | None = None
+    breaking: bool
+    informational: bool = False
+    origin: Literal["seed", "gitlab"]
+    history: tuple[HistoryEntry, ...] = ()
+    references: tuple[Reference, ...] = Field(min_length=1)
+    # The document kinds it applies to; left out, every kind carrying a facet its matcher reads
+    # (`scanner.rules.facets`). Filled in when the policy is loaded.
+    applies_to: tuple[str, ...] | None = Field(default=None, min_length=1)
+    match: dict[str, Any]
+    example: Example
+    # What `sunset fix` may rewrite (scanner.rules.fixes): one mapping or a list of them.
+    fix: tuple[FixSpec, ...] = ()
+
+    @field_validator("applies_to")
+    @classmethod
+    def _known_kinds(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        unknown = [k for k in value or () if k not in KIND_NAMES]
+        if unknown:
+            raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
+        return value
+
+    @field_validator("fix", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    @field_validator("match")
+    @classmethod
+    def _has_kind(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(value.get("kind"), str):
+            raise ValueError("a matcher needs a `kind`")
+        return value
+
+
+# --- `match:`, one spec per matcher kind (compiled by the kind's module; `scanner.rules.table`) ---
+
+
+class ValueSpec(Strict):
+    """A constraint on a matched scalar value; at most one of the three."""
+
+    equals: str | int | bool | None = None
+    one_of: tuple[str | int | bool, ...] | None = None
+    regex: str | None = None
+
+
+class TemplateIncludeSpec(Strict):
+    kind: Literal["template-include"]
+    templates: tuple[str, ...] = Field(min_length=1)
+
+
+class CiVariableSpec(Strict):
+    kind: Literal["ci-variable"]
+    names: tuple[str, ...] = Field(min_length=1)
+    value: ValueSpec | None = None
+
+
+class VariableReferenceSpec(Strict):
+    kind: Literal["variable-reference"]
+    names: tuple[str, ...] = Field(min_length=1)
+
+
+class JsonPathSpec(Strict):
+    kind: Literal["jsonpath"]
+    path: str
+    value: ValueSpec | None = None
+
+
+class CommandSpec(Strict):
+    kind: Literal["command"]
+    programs: tuple[str, ...] = Field(min_length=1)
+    subcommand: str | None = None
+    flags: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    value: ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
+
+
+class JobTokenReachSpec(Strict):
+    kind: Literal["job-token-reach"]
+
+
+class RestApiSpec(Strict):
+    kind: Literal["rest-api"]
+    endpoints: tuple[str, ...] = Field(min_length=1)
+    parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
+    parameter_value: ValueSpec | None = None
+    response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
+    response_value: ValueSpec | None = None  # only reads compared with such a value
+
+
+class GraphqlRuleSpec(Strict):
+    fields: tuple[str, ...] = Field(min_length=1)
+    on: tuple[str, ...] = ()
+    under: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()  # report these arguments (`active`, `input.direction`)
+    without_argument: str | None = None  # report the field when this argument is absent
+
+
+class GraphqlSpec(Strict):
+    kind: Literal["graphql"]
+    rules: tuple[GraphqlRuleSpec, ...] = Field(min_length=1)
+
+
+class AnyOfSpec(Strict):
+    kind: Literal["any-of"]
+    matchers: tuple[dict[str, Any], ...] = Field(min_length=2)
+
+
+class ImplicitDefaultSpec(Strict):
+    kind: Literal["implicit-default"]
+    path: str  # JSONPath of the setting; each mapping that would hold it is checked
+    default: str | int | bool  # what GitLab uses when the setting is absent
+    when: str | None = None  # a sibling key that must be literally `true` (`enabled`)
+
+
+class RequiredKeysSpec(Strict):
+    kind: Literal["required-keys"]
+    path: str  # JSONPath of the mappings to check
+    keys: tuple[str, ...] = ()
+    first: str | None = None  # when present, this key must come first
+
+
+class SecretFileSpec(Strict):
+    kind: Literal["secret-file"]
+    path: str  # JSONPath of the setting holding the file path
+    key_bytes: int = Field(default=32, ge=1)
