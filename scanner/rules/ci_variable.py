@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.document import Document
 from scanner.readers import ci
-from scanner.readers.settings.views import EnvVar
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
+    from scanner.readers.settings.views import EnvVar
     from scanner.rules import schema
 
 

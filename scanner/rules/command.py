@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, ClassVar
 from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.readers import ci
-from scanner.readers.settings.views import EnvVar
 from scanner.readers.shell import Token, command_program
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
+    from scanner.readers.settings.views import EnvVar
     from scanner.rules import schema
 
 Job = list[tuple[list[Token], ci.ScriptItem]]  # a job's commands, each with the script item holding it

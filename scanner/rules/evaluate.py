@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.core.tree import Span
 from scanner.readers import ci
-from scanner.readers.api.model import GraphqlText, RestCall
-from scanner.readers.settings.views import command_lines, env_vars
 from scanner.readers.shell import ScriptText, commands, map_lines
 from scanner.rules import (
     ci_variable,
@@ -34,6 +33,9 @@ from scanner.rules import (
 from scanner.rules.hits import Hit
 from scanner.rules.index import PolicyIndex, api_possible
 from scanner.rules.policy import Policy
+
+if TYPE_CHECKING:
+    from scanner.readers.api.model import GraphqlText, RestCall
 
 _RUNS_COMMANDS = ("dockerfile", "compose", "k8s-manifest")
 
@@ -98,6 +100,8 @@ def script_hits(index: PolicyIndex, doc: Document, items: Iterable[tuple[ci.Scri
 def api_hits(
     index: PolicyIndex, use: RestCall | GraphqlText, strict: bool = False
 ) -> Iterator[tuple[Policy, str, Span]]:
+    from scanner.readers.api.model import RestCall  # only where calls were extracted
+
     if isinstance(use, RestCall):
         yield from rest_api.evaluate(index.of("rest-api"), use)
     elif index.of("graphql"):
@@ -105,6 +109,8 @@ def api_hits(
 
 
 def evaluate_settings(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    from scanner.readers.settings.views import command_lines, env_vars  # settings files only
+
     yield from jsonpath.evaluate(index.of("jsonpath"), doc)
     yield from implicit_default.evaluate(index.of("implicit-default"), doc)
     yield from required_keys.evaluate(index.of("required-keys"), doc)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.tree import Span
-from scanner.readers.api.model import GqlField, GraphqlText
 from scanner.rules import spec
 from scanner.rules.policy import Policy
 from scanner.rules.rest_api import API_WORDS
 
 if TYPE_CHECKING:
+    from scanner.readers.api.model import GqlField, GraphqlText
     from scanner.rules import schema
 
 

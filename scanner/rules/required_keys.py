@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, ClassVar
 from jsonpath_ng.jsonpath import JSONPath
 
 from scanner.core.document import Document
-from scanner.readers.settings.templated import is_templated
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.jsonpath import matches
@@ -38,6 +37,8 @@ def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatche
 
 
 def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Document) -> Iterator[Hit]:
+    from scanner.readers.settings.templated import is_templated  # settings files only
+
     for policy, m in entries:
         for route, mapping in matches(doc, m.expression, m.required_keys):
             if len(route) < 2 or not isinstance(mapping, dict) or any(is_templated(str(k)) for k in mapping):

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from scanner.core.tree import Span
-from scanner.readers.api.model import RestCall
 from scanner.readers.api.paths import Endpoint, compile_endpoint
 from scanner.rules import spec
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
+    from scanner.readers.api.model import RestCall
     from scanner.rules import schema
 
 # Words a script must contain to be worth tokenising for API calls (`scanner.rules.index`).

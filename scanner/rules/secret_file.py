@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, ClassVar
 from jsonpath_ng.jsonpath import JSONPath
 
 from scanner.core.document import Document
-from scanner.readers.settings.templated import is_templated
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.jsonpath import matches
@@ -45,6 +44,8 @@ def evaluate(entries: Iterable[tuple[Policy, SecretFileMatcher]], doc: Document)
 
 
 def _check(doc: Document, policy: Policy, m: SecretFileMatcher) -> Iterator[Hit]:
+    from scanner.readers.settings.templated import is_templated  # settings files only
+
     for route, value in matches(doc, m.expression, m.required_keys):
         if not isinstance(value, str) or not value.strip() or is_templated(value) or value.startswith("$"):
             continue  # set by a template or a variable: not known here
