@@ -132,3 +132,17 @@ def test_a_scan_with_a_warm_cache_finds_the_same(cache_dir: Path, tmp_path: Path
     assert warm.stdout == cold.stdout
     assert len(list(cache_dir.glob("catalog-*.pickle"))) == 1
     shutil.rmtree(cache_dir)
+
+
+def test_a_warm_scan_imports_no_validation(cache_dir: Path, tmp_path: Path) -> None:
+    """pydantic, the policy schema and the matcher table are for cache misses only."""
+    (tmp_path / ".gitlab-ci.yml").write_text("job:\n  script: [echo]\n")
+    code = (
+        "import sys, scanner.cli as c; c.main(['scan', sys.argv[1]]);"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')"
+        " or m in ('scanner.rules.schema', 'scanner.rules.table')))"
+    )
+    cold = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert "'scanner.rules.schema'" in cold.stdout.splitlines()[-1]
+    warm = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert warm.stdout.splitlines()[-1] == "[]"
