@@ -6,6 +6,7 @@ so every formatter (text, JSON, SARIF, Code Quality, Markdown) gets the redacted
 
 from __future__ import annotations
 
+import functools
 import re
 
 MASK = "****"
@@ -53,8 +54,10 @@ def _mask_unless_short_r(m: re.Match[str]) -> str:
     return m.group(0) if m.group("name") == "-r" else _mask_assignment(m)
 
 
+@functools.lru_cache(maxsize=4096)
 def redact_line(text: str) -> str:
-    """Mask token-like and password-like values in one line of source."""
+    """Mask token-like and password-like values in one line of source (a line with several findings
+    is masked once)."""
     text = _TOKEN.sub(MASK, text)
     # `-r` is a registration token only for `gitlab-runner register` (`jq -r`, `cp -r` are not)
     flag = _mask_assignment if "register" in text else _mask_unless_short_r

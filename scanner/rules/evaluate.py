@@ -43,8 +43,8 @@ _RUNS_COMMANDS = ("dockerfile", "compose", "k8s-manifest")
 def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from template_include.evaluate(index.templates, doc)
     yield from ci_variable.evaluate_ci(index.variables, doc)
-    yield from variable_reference.in_variable_values(index.of("variable-reference"), doc)
-    yield from jsonpath.evaluate(index.of("jsonpath"), doc)
+    yield from variable_reference.in_variable_values(index.references, doc)
+    yield from jsonpath.evaluate(index.jsonpaths, doc)
     yield from _ci_scripts(index, doc)
     reach = [policy for policy, _ in index.of("job-token-reach")]
     if reach:
@@ -76,10 +76,9 @@ def script_hits(index: PolicyIndex, doc: Document, items: Iterable[tuple[ci.Scri
     """References, commands, job-token reach and API calls in scripts; commands grouped by the job running them."""
     per_job: dict[Route, command.Job] = defaultdict(list)
     texts: dict[Route, ScriptText] = {}
-    references = index.of("variable-reference")
     for item, script in items:
         texts[item.route] = script
-        yield from variable_reference.in_script(references, script, item.route, shell=True)
+        yield from variable_reference.in_script(index.references, script, item.route, shell=True)
         for words in commands(script):
             per_job[item.job].append((words, item))
     reach = [policy for policy, _ in index.of("job-token-reach")]
@@ -111,7 +110,7 @@ def api_hits(
 def evaluate_settings(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     from scanner.readers.settings.views import command_lines, env_vars  # settings files only
 
-    yield from jsonpath.evaluate(index.of("jsonpath"), doc)
+    yield from jsonpath.evaluate(index.jsonpaths, doc)
     yield from implicit_default.evaluate(index.of("implicit-default"), doc)
     yield from required_keys.evaluate(index.of("required-keys"), doc)
     yield from secret_file.evaluate(index.of("secret-file"), doc)

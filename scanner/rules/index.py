@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from scanner.core.document import Document
-from scanner.rules import ci_variable, rest_api, template_include
+from scanner.rules import ci_variable, jsonpath, rest_api, template_include, variable_reference
 from scanner.rules.any_of import leaves
 from scanner.rules.policy import Policy
 
@@ -32,6 +32,8 @@ class PolicyIndex:
                     words.update(m.script_words())
         self.templates = template_include.by_template(self.of("template-include"))
         self.variables = ci_variable.by_name(self.of("ci-variable"))
+        self.references = variable_reference.lookup(self.of("variable-reference"))
+        self.jsonpaths = jsonpath.grouped(self.of("jsonpath"))
         self.api = bool(self.entries.get("rest-api") or self.entries.get("graphql"))
         self.prefilter = _alternation(words)
         # API words (curl, jq, …) are common; they only matter in a document that names GitLab's API

@@ -56,17 +56,38 @@ def route_of(path: Any) -> tuple[Any, ...]:
     return ()
 
 
-def evaluate(entries: Iterable[tuple[Policy, JsonPathMatcher]], doc: Document) -> Iterator[Hit]:
-    for policy, matcher in entries:
-        for route, value in matches(doc, matcher.expression, matcher.required_keys):
-            test = matcher.value
-            if test is not None and isinstance(value, list):
-                # a value test on a list (`extends: [.a, .b]`) is a test on each item
-                for i, item in enumerate(value):
-                    if test.accepts(item):
-                        yield Hit(policy, route + (i,), "value", str(item))
-                continue
-            if test is not None and not test.accepts(value):
-                continue
-            part: Part = "key" if isinstance(route[-1], str) else "value"
-            yield Hit(policy, route, part, str(route[-1]))
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Policies that read the same JSONPath: it is run once per document for all of them."""
+
+    expression: JSONPath
+    required_keys: frozenset[str]
+    tests: tuple[tuple[Policy, spec.ValueTest | None], ...]
+
+
+def grouped(entries: Iterable[tuple[Policy, JsonPathMatcher]]) -> list[Group]:
+    by_text: dict[str, list[tuple[Policy, JsonPathMatcher]]] = {}
+    for policy, m in entries:
+        by_text.setdefault(m.text, []).append((policy, m))
+    return [Group(same[0][1].expression, same[0][1].required_keys, tuple((p, m.value) for p, m in same))
+            for same in by_text.values()]
+
+
+def evaluate(groups: Iterable[Group], doc: Document) -> Iterator[Hit]:
+    for group in groups:
+        for route, value in matches(doc, group.expression, group.required_keys):
+            for policy, test in group.tests:
+                yield from _tested(policy, test, route, value)
+
+
+def _tested(policy: Policy, test: spec.ValueTest | None, route: Route, value: Any) -> Iterator[Hit]:
+    if test is not None and isinstance(value, list):
+        # a value test on a list (`extends: [.a, .b]`) is a test on each item
+        for i, item in enumerate(value):
+            if test.accepts(item):
+                yield Hit(policy, route + (i,), "value", str(item))
+        return
+    if test is not None and not test.accepts(value):
+        return
+    part: Part = "key" if isinstance(route[-1], str) else "value"
+    yield Hit(policy, route, part, str(route[-1]))

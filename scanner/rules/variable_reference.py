@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 class VariableReferenceMatcher(spec.Matcher):
     kind: ClassVar[str] = "variable-reference"
     names: frozenset[str]
-    pattern: re.Pattern[str]
 
     def script_words(self) -> Iterable[str]:
         """What a script must contain to be worth reading for this matcher."""
@@ -32,34 +31,57 @@ class VariableReferenceMatcher(spec.Matcher):
 
 
 def compile(s: schema.VariableReferenceSpec, build: spec.Build) -> VariableReferenceMatcher:
-    names = spec.checked_names(s.names)
+    return VariableReferenceMatcher(frozenset(spec.checked_names(s.names)))
+
+
+def _pattern(names: Iterable[str]) -> re.Pattern[str]:
+    """`$NAME`, `${NAME}`, `%NAME%`, `$env:NAME` of exactly these names (a longer name is another variable)."""
     alt = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-    return VariableReferenceMatcher(frozenset(names), re.compile(rf"(?:\$\{{?|%|\$env:)({alt})(?![A-Za-z0-9_])"))
+    return re.compile(rf"(?:\$\{{?|%|\$env:)({alt})(?![A-Za-z0-9_])")
 
 
-Entries = list[tuple[Policy, VariableReferenceMatcher]]
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """Every policy's names in one pattern, so a script is read once however many policies name
+    variables; each name found leads to the policies naming it."""
+
+    pattern: re.Pattern[str]
+    policies: dict[str, tuple[Policy, ...]]
 
 
-def in_script(entries: Entries, script: ScriptText, route: Route, shell: bool = False) -> Iterator[Hit]:
-    for policy, matcher in entries:
-        for i, (line_text, _) in enumerate(script.lines()):
-            code = line_text[: comment_start(line_text)] if shell else line_text
-            for m in matcher.pattern.finditer(code):
-                line, col = script.position(i, m.start())
-                yield Hit(policy, route, "value", m.group(1), (line, col, line, col + len(m.group(0))))
+def lookup(entries: Iterable[tuple[Policy, VariableReferenceMatcher]]) -> Lookup | None:
+    policies: dict[str, list[Policy]] = {}
+    for policy, m in entries:
+        for name in sorted(m.names):
+            policies.setdefault(name, []).append(policy)
+    if not policies:
+        return None
+    return Lookup(_pattern(tuple(policies)), {name: tuple(found) for name, found in policies.items()})
 
 
-def in_variable_values(entries: Entries, doc: Document) -> Iterator[Hit]:
+def in_script(refs: Lookup | None, script: ScriptText, route: Route, shell: bool = False) -> Iterator[Hit]:
+    if refs is None:
+        return
+    for i, (line_text, _) in enumerate(script.lines()):
+        code = line_text[: comment_start(line_text)] if shell else line_text
+        for m in refs.pattern.finditer(code):
+            line, col = script.position(i, m.start())
+            span = (line, col, line, col + len(m.group(0)))
+            for policy in refs.policies[m.group(1)]:
+                yield Hit(policy, route, "value", m.group(1), span)
+
+
+def in_variable_values(refs: Lookup | None, doc: Document) -> Iterator[Hit]:
     """References inside the values of the CI file's `variables:` blocks."""
-    if not entries:
+    if refs is None:
         return
     for route, block in ci.variable_blocks(doc):
         for name, value in block.items():
             text = ci.variable_value(value)
             if isinstance(text, str) and ("$" in text or "%" in text):
-                yield from _in_value(entries, doc, route + (name,), text, value)
+                yield from _in_value(refs, doc, route + (name,), text, value)
 
 
-def _in_value(entries: Entries, doc: Document, route: Route, text: str, raw: Any) -> Iterator[Hit]:
+def _in_value(refs: Lookup, doc: Document, route: Route, text: str, raw: Any) -> Iterator[Hit]:
     scalar_route = route + ("value",) if isinstance(raw, dict) else route
-    yield from in_script(entries, map_lines(text, doc.span(scalar_route, "value"), doc.lines), scalar_route)
+    yield from in_script(refs, map_lines(text, doc.span(scalar_route, "value"), doc.lines), scalar_route)
