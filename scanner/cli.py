@@ -51,6 +51,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     report, plan = scan_command.run(args, progress)
     if progress:
         progress.done()
+    if scan_command.nothing_found(report):
+        sys.stderr.write(scan_command.NOTHING_FOUND)
     if args.write_baseline:
         scan_command.write_baseline(Path(args.write_baseline), report)
         sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
@@ -105,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     scan.add_argument("--write-baseline", metavar="FILE", help="record today's findings as the baseline")
     scan.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
+    scan.add_argument("--ci-config", action="append", metavar="PATH",
+                      help="the project's custom CI/CD configuration file (GitLab setting), read as a pipeline root; "
+                           "also `path@group/project` or a URL (recorded, not fetched)")
     scan.add_argument("--max-file-size", type=int, default=2 * 1024 * 1024, metavar="BYTES")
     scan.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     scan.set_defaults(func=_cmd_scan)

@@ -16,7 +16,7 @@ from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from scanner.core.files import scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
-from scanner.engine.scan import Plan, ScanOptions, scan
+from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
@@ -115,9 +115,44 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         severity=dict(cfg.severity) if cfg else {},
         baseline=baseline,
         exclude=cfg.exclude if cfg else (),
+        kinds=dict(cfg.kinds) if cfg else {},
+        ci_configs=_ci_configs(args, loaded),
     )
     fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
     return Plan(paths, _select(policies, loaded), options, fail_on)
+
+
+def _ci_configs(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[CiConfig, ...]:
+    """`--ci-config` paths from the working directory; `ci_config_path:` from the file's folder (the
+    repository root, where GitLab reads the setting from)."""
+    given = [CiConfig(_absolute(v, Path.cwd()), "--ci-config", 0, v) for v in getattr(args, "ci_config", None) or ()]
+    if loaded is not None:
+        folder = loaded.path.parent
+        for i, value in enumerate(loaded.config.ci_config_path):
+            line = loaded.line_of("ci_config_path", i)
+            given.append(CiConfig(_absolute(value, folder), os.path.abspath(loaded.path), line, value))
+    return tuple(given)
+
+
+def _absolute(value: str, folder: Path) -> str:
+    """A path made absolute from `folder`; `path@group/project` and URLs stay as written."""
+    if "@" in value or "://" in value:
+        return value
+    return os.path.abspath(folder / value)
+
+
+NOTHING_FOUND = (
+    "sunset: no GitLab file found. Looked for pipeline roots (.gitlab-ci.yml, <name>.gitlab-ci.yml, CI/CD "
+    "component templates) and settings files (gitlab.rb, gitlab.yml, database.yml, runner config.toml, registry "
+    "config, Helm values, compose files, Dockerfiles, env files, Kubernetes manifests), and scripts that call "
+    "GitLab's API. A project with a custom CI/CD configuration file (Settings > CI/CD > General pipelines): "
+    "name it with --ci-config PATH, or `ci_config_path:` in .sunset.yml.\n"
+)
+
+
+def nothing_found(report: Report) -> bool:
+    """No file was scanned and nothing went wrong: the paths hold nothing sunset reads."""
+    return report.files_scanned == 0 and not report.errors and not report.includes
 
 
 def exit_code(report: Report, fail_on: str) -> int:

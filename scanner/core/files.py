@@ -62,6 +62,18 @@ def repo_root_of(path: Path, scan_root: Path) -> Path:
     return scan_root
 
 
+def named_repo_root(path: Path) -> Path:
+    """The repository root of a file named by the user, where its local includes start, as GitLab
+    reads them: the nearest folder holding `.git` above it; else the working directory when the file
+    is inside it; else the file's own folder."""
+    path = Path(os.path.abspath(path))
+    for parent in path.parents:
+        if (parent / ".git").exists():
+            return parent
+    cwd = Path(os.path.abspath(os.curdir))
+    return cwd if path.is_relative_to(cwd) else path.parent
+
+
 def _walk(top: Path) -> Iterator[tuple[Path, list[str]]]:
     for dirpath, dirnames, filenames in os.walk(top):
         # `vendor/bundle`: the gems Bundler installs into a project (CI caches often hold it)

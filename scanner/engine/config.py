@@ -9,6 +9,9 @@
       workflow-rules-templates: info
     exclude: ["vendor/**", "legacy/*.yml"]
     baseline: .sunset-baseline.json
+    ci_config_path: ci/main.yml   # the project's custom CI/CD configuration file (or a list)
+    kinds:                        # files recognition cannot decide: glob -> document kind
+      "deploy/*.yaml": helm-values
 
 Command-line flags win over the file. A broken file is `file:line: problem` and exit 2.
 """
@@ -45,6 +48,25 @@ class Config(_Strict):
     severity: dict[str, Literal["error", "warning", "info"]] = {}
     exclude: tuple[str, ...] = ()
     baseline: str | None = None
+    # GitLab's "CI/CD configuration file" setting: a path in the repository, `path@group/project`
+    # (another project's file) or a URL; one or a list.
+    ci_config_path: tuple[str, ...] = ()
+    kinds: dict[str, str] = {}  # glob (from the scanned folder) -> document kind
+
+    @field_validator("ci_config_path", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, value: dict[str, str]) -> dict[str, str]:
+        from scanner.rules.facets import KIND_NAMES
+
+        unknown = [k for k in value.values() if k not in KIND_NAMES]
+        if unknown:
+            raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
+        return value
 
     @field_validator("target", mode="before")
     @classmethod

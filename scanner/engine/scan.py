@@ -20,7 +20,7 @@ from scanner.core.files import (
     MAX_FILE_BYTES,
     ReadProblem,
     glob_regex,
-    is_pipeline_root,
+    named_repo_root,
     read_text,
     relative,
     repo_root_of,
@@ -31,7 +31,8 @@ from scanner.core.results import Finding, IncludeRecord, InputError, Report
 from scanner.core.tree import ParseError
 from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
-from scanner.engine.kinds import KINDS, Kind, claiming_kind
+from scanner.engine.kinds import KINDS, Kind
+from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
 from scanner.rules.hits import Hit
 from scanner.rules.index import PolicyIndex
@@ -51,6 +52,22 @@ class ScanOptions:
     severity: dict[str, str] = field(default_factory=dict)
     baseline: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()  # globs relative to the scan base
+    kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
+    ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
+
+
+@dataclass(frozen=True, slots=True)
+class CiConfig:
+    """A custom CI/CD configuration file as the user named it: a path (made absolute from where it was
+    given), `path@group/project` or a URL; `source` and `line` say where it was named."""
+
+    value: str
+    source: str  # `--ci-config`, or the configuration file's absolute path
+    line: int = 0
+    given: str = ""  # as the user wrote it, for messages
+
+    def where(self, base: Path) -> str:
+        return relative(Path(self.source), base) if os.path.isabs(self.source) else self.source
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +101,7 @@ class Scan:
     indexes: dict[str, PolicyIndex] = field(init=False)
     recorder: Recorder = field(init=False)
     excluded: re.Pattern[str] | None = field(init=False)
+    recognition: Recognition = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
 
     def __post_init__(self) -> None:
@@ -92,6 +110,7 @@ class Scan:
         rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = re.compile("|".join(glob_regex(g) for g in o.exclude)) if o.exclude else None
+        self.recognition = Recognition.of(o.kinds)
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
         }
@@ -103,9 +122,11 @@ class Scan:
                 for path in walk_files(arg):
                     self.dispatch(path, arg, explicit=False)
             elif arg.is_file():
-                self.dispatch(arg, arg.parent, explicit=True)
+                self.dispatch(arg, named_repo_root(arg), explicit=True)
             else:
                 self.error(arg, None, "no such file or directory")
+        for config in self.options.ci_configs:
+            self.ci_config(config)
         self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
         self.report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return self.report
@@ -114,17 +135,42 @@ class Scan:
         where = path if isinstance(path, str) else relative(path, self.base)
         self.report.errors.append(InputError(where, line, message))
 
-    def dispatch(self, path: Path, top: Path, explicit: bool) -> None:
-        """A pipeline root starts a pipeline; a file another kind claims is checked on its own.
-        A file named on the command line that no kind claims is read as a pipeline root."""
-        kind = None if is_pipeline_root(path) else claiming_kind(path)
-        if kind is None and not explicit and not is_pipeline_root(path):
-            return
-        pipeline = _Pipeline(repo_root_of(path, top))
-        if kind is None:
+    def dispatch(self, path: Path, top: Path, explicit: bool, kind: Kind | None = None) -> None:
+        """A pipeline root starts a pipeline; a file another kind claims is checked on its own. A file
+        named on the command line (`top`: its repository root) that fits no kind is reported."""
+        rel = relative(path, self.base)
+        if kind is None and explicit:
+            kind = self.recognition.named(path, rel, self.options.max_file_bytes)
+            if kind is None:
+                self.error(path, None, "not recognised: no GitLab file kind fits it; if it is one, name its kind "
+                           f"under `kinds:` in .sunset.yml ({', '.join(KINDS)})")
+                return
+        elif kind is None:
+            kind = self.recognition.walked(path, rel)
+            if kind is None:
+                return
+        pipeline = _Pipeline(top if explicit else repo_root_of(path, top))
+        if kind is PIPELINE:
             self.visit(path, path.resolve(), pipeline, ())
         else:
             self.load(path, path.resolve(), pipeline, kind)
+
+    def ci_config(self, config: CiConfig) -> None:
+        """A custom CI/CD configuration file: a pipeline root when it is a path; another project's file
+        or a URL is recorded like an include of that kind (never fetched: the scanner works offline)."""
+        value, source = config.value, config.where(self.base)
+        if re.match(r"^https?://", value):
+            self.report.includes.append(IncludeRecord(source, config.line, "remote", value, False,
+                                                      "custom CI/CD configuration file; not fetched"))
+        elif "@" in value:
+            file, _, project = value.rpartition("@")
+            self.report.includes.append(IncludeRecord(source, config.line, "project", f"{project}:{file}",
+                                                      False, "custom CI/CD configuration file in another project"))
+        elif (path := Path(os.path.abspath(value))).is_file():
+            self.dispatch(path, named_repo_root(path), explicit=True, kind=PIPELINE)
+        else:
+            missing = config.given or value
+            self.error(source, config.line or None, f"CI/CD configuration file `{missing}` does not exist")
 
     def load(self, path: Path, real: Path, pipeline: _Pipeline, kind: Kind = KINDS["gitlab-ci"]) -> Document | None:
         """Read, parse and check a file the first time it is reached; None if unreadable or seen before."""

@@ -106,3 +106,18 @@ def is_k8s_manifest(path: Path) -> bool:
     if not all(rx.search(text) for rx in _MANIFEST):
         return False
     return not ("templates" in path.parent.parts and "{{" in text)
+
+
+def named_kind(path: Path) -> str | None:
+    """For a file the user named: the settings kind its name alone says, without the look inside that
+    walking needs (`database.yml` is a database config wherever it lies)."""
+    name = path.name
+    if _RB_NAME.match(name):
+        return "omnibus-config"
+    if _YML_NAME.match(name):
+        return "gitlab-yml"
+    if _DB_NAME.match(name):
+        return "database-yml"
+    if re.match(rf"^config\.toml{_TEMPLATE_EXT}$", name):
+        return "runner-config"
+    return None
