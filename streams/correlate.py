@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from streams.detector import ANY, NONE, Base, Event, Result, Stage, State
+from streams.detector import ANY, NONE, Base, Event, Handler, Result, Stage, State
 from streams.eventtypes import ACCESS, JOB_TOKEN_AUTH
 from streams.settings import DetectorSettings
 
@@ -44,9 +44,8 @@ def on_job_token_auth(value: dict[str, Any], event: dict[str, Any], limits: Dete
     return accesses
 
 
-def on_event(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> Sequence[Result]:
-    """A login (`on_job_token_auth`), or an event on a project: an access by the latest login from
-    the same IP within the window.
+def on_project_event(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> Sequence[Result]:
+    """An event on a project: an access by the latest login from the same IP within the window.
 
     This runs for nearly every event, so it does the least it can: a login scan only when the
     user has logins, and a prune of the waiting list only once it is longer than PRUNE_AT and
@@ -54,8 +53,6 @@ def on_event(value: dict[str, Any], event: dict[str, Any], limits: DetectorSetti
     removes a window's worth at least.
     """
     ts, ip = event["ts"], event["ip_address"]
-    if event["event_type"] == JOB_TOKEN_AUTH:
-        return on_job_token_auth(value, event, limits)
     if not ip:
         return NONE
     auths = value["auths"]
@@ -124,7 +121,12 @@ class JobTokenCorrelation(Base):
     def state(self) -> State:
         return {"auths": [], "pending": []}
 
-    on_event = staticmethod(on_event)  # the function itself: no frame in between, it runs per event
+    def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
+        return self.handler(event["event_type"])(state, event, settings)
+
+    def handler(self, kind: str) -> Handler:
+        """The functions themselves: no frame or type test in between, they run for nearly every event."""
+        return on_job_token_auth if kind == JOB_TOKEN_AUTH else on_project_event
 
     def active_since(self, state: State, cutoff: float) -> bool:
         """A login or a waiting event at or after `cutoff` (an event matched to a login at once

@@ -26,6 +26,7 @@ State = dict[str, Any]
 Event = dict[str, Any]
 Result = Finding | Event
 Check = Callable[[Event], str | None]  # a normalized event: why it cannot be used, or None
+Handler = Callable[[State, Event, DetectorSettings], Sequence[Result]]
 NONE: tuple[Result, ...] = ()  # the usual answer, shared
 
 
@@ -67,6 +68,12 @@ class Detector(Protocol):
 
     def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]: ...
 
+    def handler(self, kind: str) -> Handler:
+        """What the stage's table calls for events of type `kind` (ANY: the types it does not
+        name): `on_event`, or the part of it that serves that type, so that the table, not a
+        second test of the type, decides."""
+        ...
+
     def open_findings(self, state: State) -> Iterable[Finding]:
         """What the worker's `/findings` view shows from one stage value."""
         ...
@@ -88,6 +95,12 @@ class Base:
     checks: Mapping[str, Check] = {}
     settings: tuple[str, ...] = ()
     findings: tuple[type[Finding], ...] = ()
+
+    def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
+        raise NotImplementedError  # each detector has its own
+
+    def handler(self, kind: str) -> Handler:
+        return self.on_event
 
     def open_findings(self, state: State) -> Iterable[Finding]:
         return ()

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streams.detector import NONE, Base, Event, Result, Stage, State
+from streams.detector import NONE, Base, Event, Handler, Result, Stage, State
 from streams.eventtypes import DOWNLOAD_TYPES
 from streams.settings import DetectorSettings
 from streams.times import iso
@@ -79,7 +79,11 @@ class Tallies(Base):
     def state(self) -> State:
         return {"downloads": dict.fromkeys(DOWNLOAD_TYPES, 0), "first_type": None, "visibility": None}
 
-    on_event = staticmethod(count)  # the function itself: no frame in between
+    def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
+        return count(state, event, settings)
+
+    def handler(self, kind: str) -> Handler:
+        return count  # the function itself: no frame in between, per event
 
     def open_findings(self, state: State) -> Iterable[VisibilityChanged]:
         visibility = state.get("visibility")

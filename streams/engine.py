@@ -43,29 +43,30 @@ def _add(result: StageResult, out: Sequence[Result]) -> StageResult:
     """A detector's results into the event's (a new one the first time): findings, and the records
     it forwards (plain dicts) to the project stage."""
     if result is NOTHING:
-        result = StageResult()
+        result = StageResult([], [])
+    findings, accesses = result.findings, result.accesses
     for item in out:
         if isinstance(item, dict):
-            result.accesses.append(item)
+            accesses.append(item)
         else:
-            result.findings.append(item)
+            findings.append(item)
     return result
 
 
 def project_stage(projects: MutableMapping[str, Any], event: Event, limits: DetectorSettings,
                   registry: Registry = REGISTRY) -> StageResult:
     """Apply one event (or access record) to its project's value; one read and one write."""
-    route = registry.project.get(event["event_type"], registry.project_default)
-    if route is None:
+    handlers, dedup, _ = registry.project.get(event["event_type"], registry.project_default)
+    if not handlers:
         return NOTHING  # no project detector reads it: no write
     key = event["pkey"]
     value = projects.get(key)
     if value is None:
         value = registry.new_project()
-    if route.dedup and event["id"] is not None and not remember(value, event["id"], event["ts"], limits):
+    if dedup and event["id"] is not None and not remember(value, event["id"], event["ts"], limits):
         return DUPLICATE  # nothing changed: no write
     result = NOTHING
-    for handle in route.handlers:  # the loop is inline: a function call costs, per event
+    for handle in handlers:  # the loop is inline: a function call costs, per event
         out = handle(value, event, limits)
         if out:
             result = _add(result, out)
@@ -81,12 +82,11 @@ def actor_stage(actors: MutableMapping[str, Any], event: Event, limits: Detector
     if value is None:
         value = registry.new_actor()
     result = NOTHING
-    route = registry.actor.get(event["event_type"], registry.actor_default)
-    if route is not None:
-        for handle in route.handlers:
-            out = handle(value, event, limits)
-            if out:
-                result = _add(result, out)
+    handlers, _, _ = registry.actor.get(event["event_type"], registry.actor_default)  # a tuple: no attribute lookup
+    for handle in handlers:
+        out = handle(value, event, limits)
+        if out:
+            result = _add(result, out)
     actors[key] = value
     return result
 

@@ -167,10 +167,12 @@ def _problem(event: dict[str, Any]) -> str | None:
         return "missing or invalid created_at"
     if event["entity_path"] is None:
         return "missing entity_path"
-    for check in _CHECKS.get(kind, ()):
-        problem = check(event)
-        if problem:
-            return problem
+    checks = _CHECKS.get(kind)
+    if checks:
+        for check in checks:
+            problem = check(event)
+            if problem:
+                return problem
     return None
 
 

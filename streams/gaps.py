@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from streams.allowlist import allowed_at, apply_event, apply_snapshot, episode, new_allowlist
-from streams.detector import Base, Event, Result, Stage, State
+from streams.detector import Base, Event, Handler, Result, Stage, State
 from streams.eventtypes import ACCESS, ALLOWLIST_TYPES, AUTH_LOG, SNAPSHOT
 from streams.findings import User, plural, user_dict, user_text
 from streams.settings import DetectorSettings
@@ -71,15 +71,16 @@ class AllowlistGap:
 def finding(gap: dict[str, Any]) -> AllowlistGap:
     """The finding of a gap's current state; `id` is stable across its updates."""
     suffix = "" if gap["start"] is None else f"@{iso(gap['start'])}"
+    user = gap["user"]
     return AllowlistGap(
         f"job_token_allowlist_gap:{gap['source']}>{gap['target']}{suffix}",
         "open" if gap["end"] is None else "withdrawn" if gap["withdrawn"] else "resolved",
-        gap["source"], gap["target"], User.from_dict(gap["user"]), gap["count"], iso(gap["first_ts"]),
-        iso(gap["last_ts"]), None if gap["end"] is None else iso(gap["end"]), tuple(gap["evidence"]),
-        gap["allowlist"], gap["inbound_enabled"])
+        gap["source"], gap["target"], User(user["id"], user["name"]) if user else None, gap["count"],
+        iso(gap["first_ts"]), iso(gap["last_ts"]), None if gap["end"] is None else iso(gap["end"]),
+        tuple(gap["evidence"]), gap["allowlist"], gap["inbound_enabled"])
 
 
-def on_access(value: State, access: Event) -> Sequence[Result]:
+def on_access(value: State, access: Event, limits: DetectorSettings) -> Sequence[Result]:
     """An access A → B (a first delivery) in B's value: a gap's finding if A was not allowed."""
     target, origin, ts = access["entity_path"], access["origin"], access["ts"]
     allow = value["allow"]
@@ -148,9 +149,9 @@ def on_event(value: State, event: Event, limits: DetectorSettings) -> Sequence[R
     """An access (or a row of the authentication log), or a change to the allowlist."""
     kind = event["event_type"]
     if kind == ACCESS:
-        return on_access(value, event)
+        return on_access(value, event, limits)
     if kind == AUTH_LOG:
-        return on_access(value, auth_log_access(event))
+        return on_access(value, auth_log_access(event), limits)
     if kind == SNAPSHOT:
         apply_snapshot(value["allow"], event)
     else:
@@ -171,7 +172,11 @@ class AllowlistGaps(Base):
     def state(self) -> State:
         return {"allow": new_allowlist(), "gaps": {}}
 
-    on_event = staticmethod(on_event)
+    def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
+        return on_event(state, event, settings)
+
+    def handler(self, kind: str) -> Handler:
+        return on_access if kind == ACCESS else on_event  # accesses: one frame less
 
     def open_findings(self, state: State) -> Iterable[AllowlistGap]:
         return [finding(gap) for gap in state["gaps"].values() if gap["end"] is None]

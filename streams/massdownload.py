@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streams.detector import NONE, Base, Event, Result, Stage, State
+from streams.detector import NONE, Base, Event, Handler, Result, Stage, State
 from streams.eventtypes import DOWNLOAD_TYPES, GIT_OPERATION
 from streams.findings import User, user_text
 from streams.settings import DetectorSettings
@@ -114,7 +114,11 @@ class MassDownloads(Base):
     def state(self) -> State:
         return {"name": None, "recent": {}, "clock": 0.0, "alerted_until": None, "alert": None}
 
-    on_event = staticmethod(record)  # the function itself: no frame in between, it runs per event
+    def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
+        return record(state, event, settings)
+
+    def handler(self, kind: str) -> Handler:
+        return record  # the function itself: no frame in between, per event
 
     def open_findings(self, state: State) -> Iterable[MassDownload]:
         alert = state.get("alert")

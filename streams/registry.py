@@ -10,12 +10,11 @@ run in list order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from streams.correlate import JOB_TOKEN_CORRELATION
 from streams.dedup import new_record
-from streams.detector import ANY, Check, Detector, Event, Result, Stage, State
+from streams.detector import ANY, Check, Detector, Handler, Stage, State
 from streams.downloads import TALLIES
 from streams.findings import Finding
 from streams.gaps import ALLOWLIST_GAPS
@@ -24,22 +23,23 @@ from streams.settings import DetectorSettings
 
 DETECTORS: tuple[Detector, ...] = (TALLIES, ALLOWLIST_GAPS, MASS_DOWNLOAD, JOB_TOKEN_CORRELATION)
 
-Handler = Callable[[State, Event, DetectorSettings], Sequence[Result]]
 STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned"), "actor": ()}
 
 
-@dataclass(frozen=True, slots=True)
-class Route:
+class Route(NamedTuple):
     """What one event type does in one stage: dedup by id first (project stage), then the
-    detectors' `on_event`, in list order."""
+    detectors' `on_event`, in list order. A tuple: the stages unpack it, per event."""
 
+    handlers: tuple[Handler, ...]  # the detectors' on_event, looked up once
     dedup: bool
     detectors: tuple[Detector, ...]
-    handlers: tuple[Handler, ...]  # their on_event, looked up once
 
     @classmethod
-    def of(cls, dedup: bool, detectors: Sequence[Detector]) -> Route:
-        return cls(dedup, tuple(detectors), tuple(d.on_event for d in detectors))
+    def of(cls, kind: str, dedup: bool, detectors: Sequence[Detector]) -> Route:
+        return cls(tuple(d.handler(kind) for d in detectors), dedup, tuple(detectors))
+
+
+NOWHERE = Route((), False, ())  # a type no detector of the stage reads
 
 
 class Registry:
@@ -61,19 +61,17 @@ class Registry:
                 checks[kind] = (*checks.get(kind, ()), check)
         self.checks = checks
         self.kinds: dict[str, type[Finding]] = {cls.kind: cls for d in self.detectors for cls in d.findings}
+        self._project_parts = (new_record, *(d.state for d in self.project_detectors))
+        self._actor_parts = tuple(d.state for d in self.actor_detectors) or (dict,)
+        self._active = tuple(d.active_since for d in self.actor_detectors)
 
     def new_project(self) -> State:
         """An empty project value: the dedup record and each project detector's part."""
-        value = new_record()
-        for detector in self.project_detectors:
-            value.update(detector.state())
-        return value
+        return _union(self._project_parts)
 
     def new_actor(self) -> State:
-        value: State = {}
-        for detector in self.actor_detectors:
-            value.update(detector.state())
-        return value
+        """An empty user value: each actor detector's part."""
+        return _union(self._actor_parts)
 
     def horizon(self, settings: DetectorSettings) -> float:
         """Event time after which an idle user's value can no longer change a result."""
@@ -81,22 +79,32 @@ class Registry:
 
     def idle(self, value: State, cutoff: float) -> bool:
         """Whether no actor detector's part of `value` records anything at or after `cutoff`."""
-        return not any(d.active_since(value, cutoff) for d in self.actor_detectors)
+        for active in self._active:  # noqa: SIM110 - it runs for every user at a sweep: no generator
+            if active(value, cutoff):
+                return False
+        return True
 
     def finding(self, data: dict[str, Any]) -> Finding:
         """A finding's JSON dict back as its record."""
         return self.kinds[data["kind"]].from_dict(data)
 
 
-def _table(detectors: Sequence[Detector]) -> tuple[dict[str, Route], Route | None]:
-    """Event type → Route, and the Route of every other type (the ANY readers), None if none."""
+def _union(parts: Sequence[Callable[[], State]]) -> State:
+    value = parts[0]()
+    for part in parts[1:]:
+        value.update(part())
+    return value
+
+
+def _table(detectors: Sequence[Detector]) -> tuple[dict[str, Route], Route]:
+    """Event type → Route, and the Route of every other type (the ANY readers, if any)."""
     def route(kind: str) -> Route:
         readers = [d for d in detectors if kind in d.reads or ANY in d.reads]
-        return Route.of(any(kind in d.dedup for d in readers), readers)
+        return Route.of(kind, any(kind in d.dedup for d in readers), readers)
 
     types = sorted({kind for d in detectors for kind in d.reads} - {ANY})
     default = [d for d in detectors if ANY in d.reads]
-    return {kind: route(kind) for kind in types}, Route.of(False, default) if default else None
+    return {kind: route(kind) for kind in types}, Route.of(ANY, False, default) if default else NOWHERE
 
 
 def _check(detectors: Sequence[Detector]) -> None:

@@ -19,7 +19,7 @@ from streams.engine import Engine, actor_stage
 from streams.findings import Finding, User
 from streams.gaps import AllowlistGap
 from streams.massdownload import MassDownload
-from streams.registry import DETECTORS, REGISTRY, Registry, Route
+from streams.registry import DETECTORS, NOWHERE, REGISTRY, Registry, Route
 from streams.replay import replay_file
 from streams.settings import DetectorSettings
 from streams.snapshot import load_records
@@ -31,10 +31,10 @@ DOWNLOADS = ["repository_download_operation", "public_repository_download_operat
 OWN = ["sunset_job_token_allowlist_snapshot", "sunset_job_token_access", "sunset_job_token_auth_log"]
 
 
-def names(route: Route | None) -> tuple[bool, list[str]] | None:
-    if route is None:
+def names(route: Route, kind: str = ANY) -> tuple[bool, list[str]] | None:
+    if route == NOWHERE:
         return None
-    assert route.handlers == tuple(detector.on_event for detector in route.detectors)
+    assert route.handlers == tuple(detector.handler(kind) for detector in route.detectors)
     return route.dedup, [detector.name for detector in route.detectors]
 
 
@@ -46,14 +46,14 @@ def test_the_list_is_explicit_and_in_order() -> None:
 
 def test_each_event_type_goes_to_exactly_the_detectors_that_read_it() -> None:
     gaps = ["job_token_allowlist_gaps"]
-    assert {kind: names(route) for kind, route in REGISTRY.project.items()} == {
+    assert {kind: names(route, kind) for kind, route in REGISTRY.project.items()} == {
         **{kind: (True, ["download_tallies"]) for kind in DOWNLOADS},
         **{kind: (False, gaps) for kind in ALLOWLIST},
         "sunset_job_token_allowlist_snapshot": (False, gaps),
         "sunset_job_token_access": (True, gaps), "sunset_job_token_auth_log": (True, gaps)}
-    assert REGISTRY.project_default is None  # any other type: no project detector, no write
+    assert REGISTRY.project_default is NOWHERE  # any other type: no project detector, no write
     both = (False, ["mass_download", "job_token_correlation"])
-    assert {kind: names(route) for kind, route in REGISTRY.actor.items()} == {
+    assert {kind: names(route, kind) for kind, route in REGISTRY.actor.items()} == {
         **dict.fromkeys(DOWNLOADS, both), "repository_git_operation": both,
         "user_authenticated_using_job_token": (False, ["job_token_correlation"])}
     assert names(REGISTRY.actor_default) == (False, ["job_token_correlation"])  # it reads ANY
@@ -74,7 +74,11 @@ def test_stage_values_are_the_union_of_the_detectors_parts() -> None:
         "allow": {"projects": {}, "groups": {}, "inbound": None, "source": None}, "gaps": {}}
     assert REGISTRY.new_actor() == {"name": None, "recent": {}, "clock": 0.0, "alerted_until": None,
                                     "alert": None, "auths": [], "pending": []}
-    assert REGISTRY.new_project() is not REGISTRY.new_project()
+    first, second = REGISTRY.new_project(), REGISTRY.new_project()
+    first["downloads"][DOWNLOADS[0]] += 1
+    first["gaps"]["x"] = {}
+    assert second == REGISTRY.new_project() != first  # fresh containers every time
+    assert type(REGISTRY.new_actor()["clock"]) is float
 
 
 def test_every_detector_setting_belongs_to_a_detector_or_the_stage() -> None:
@@ -137,8 +141,8 @@ class ActorToy(Base):
 
 def test_a_detector_added_to_a_copy_of_the_list_is_dispatched() -> None:
     registry = Registry([*DETECTORS, ProjectToy(), ActorToy()])
-    assert names(registry.project["toy_event"]) == (False, ["toy"])
-    assert names(registry.project[DOWNLOADS[0]]) == (True, ["download_tallies", "toy"])
+    assert names(registry.project["toy_event"], "toy_event") == (False, ["toy"])
+    assert names(registry.project[DOWNLOADS[0]], DOWNLOADS[0]) == (True, ["download_tallies", "toy"])
     assert names(registry.actor_default) == (False, ["job_token_correlation", "actor_toy"])
     assert registry.horizon(limits()) == 5000.0
     engine = Engine(limits(), registry)
