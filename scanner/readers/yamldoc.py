@@ -23,6 +23,7 @@ from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.tag import Tag
 
 from scanner.core.tree import ParseError, Span, Tagged, Tree
+from scanner.readers.yamldepth import too_deep
 
 # GitLab's own default for `max_yaml_depth` (gitlab-org/gitlab!68593).
 MAX_DEPTH = 100
@@ -232,6 +233,9 @@ def _flow_colon(text: str, exc: YamlError) -> int | None:
 
 
 def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
+    deep = too_deep(text, parser, MAX_DEPTH, 10 * MAX_DEPTH)  # before the C composer, which recurses per level
+    if deep is not None:
+        raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels", *deep)
     doc = Tree(roots=[], root_spans=[])
     converter = _Converter(doc, restore)
     limit = sys.getrecursionlimit()

@@ -1,0 +1,72 @@
+"""Hostile input never stops a scan: every reader fails with a ParseError (message, line), never a
+crash, a RecursionError or another exception, and never reads for ever (issue 13)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scanner.core.tree import ParseError
+from scanner.engine.kinds import KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+YAML_KINDS = ["gitlab-ci", "gitlab-yml", "database-yml", "registry-config", "helm-values", "compose", "k8s-manifest"]
+
+
+def _parse_in_child(kind: str, text_expr: str) -> subprocess.CompletedProcess[str]:
+    """Parse in a child interpreter: a C parser's stack overflow kills the process (SIGSEGV)."""
+    code = (
+        "from scanner.engine.kinds import KINDS\n"
+        "from scanner.core.tree import ParseError\n"
+        f"text = {text_expr}\n"
+        "try:\n"
+        f"    KINDS[{kind!r}].parse(text)\n"
+        "    print('ok')\n"
+        "except ParseError as exc:\n"
+        "    print('error', exc.line, exc.message)\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("kind", YAML_KINDS)
+@pytest.mark.parametrize(("text_expr", "line"), [
+    ("'a: ' + '[' * 28000", 1), ("'a: ' + '{b: ' * 28000", 1), ("'- ' * 28000 + 'x'", 1),
+    ("'? ' * 28000 + 'x'", 1), ("'a:\\r' + '- ' * 28000 + 'x'", 2)])
+def test_yaml_nested_28000_deep_is_an_error_not_a_crash(kind: str, text_expr: str, line: int) -> None:
+    started = time.perf_counter()
+    done = _parse_in_child(kind, text_expr)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.startswith(f"error {line} document is nested deeper than 100 levels"), done.stdout
+    assert time.perf_counter() - started < 20
+
+
+def test_yaml_depth_error_names_the_line_where_the_limit_is_passed() -> None:
+    text = "x: 1\ny:\n" + "".join(" " * i + "- z:\n" for i in range(0, 120, 2)) + "a: " + "[" * 5000 + "\n"
+    with pytest.raises(ParseError) as caught:
+        KINDS["gitlab-ci"].parse("x: 1\nb: " + "[" * 200 + "]" * 200 + "\n")
+    assert (caught.value.line, caught.value.message) == (2, "document is nested deeper than 100 levels")
+    with pytest.raises(ParseError) as caught:
+        KINDS["gitlab-ci"].parse(text)
+    assert caught.value.line is not None and caught.value.line > 2
+
+
+@pytest.mark.parametrize("text", [
+    "a: '" + "[" * 500 + "'\nb: \"" + "{" * 500 + "\"\n",
+    "# " + "[" * 500 + "\na: 1\n",
+    "a: |\n  " + "[" * 500 + "\n  " + "- " * 300 + "\nb: 2\n",
+    "a: " + "x[" * 500 + "\n",
+    "l: [" + ", ".join(["[1, {a: [2]}]"] * 300) + "]\n",
+])
+def test_brackets_in_scalars_comments_and_wide_flows_are_not_depth(text: str) -> None:
+    tree = KINDS["gitlab-ci"].parse(text)
+    assert tree.roots
+
+
+def test_depth_100_still_reads_and_101_is_refused_as_before() -> None:
+    assert KINDS["gitlab-ci"].parse("a: " + "[" * 99 + "]" * 99 + "\n").roots
+    with pytest.raises(ParseError, match="nested deeper than 100"):
+        KINDS["gitlab-ci"].parse("a: " + "[" * 100 + "x" + "]" * 100 + "\n")
