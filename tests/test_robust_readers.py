@@ -70,3 +70,21 @@ def test_depth_100_still_reads_and_101_is_refused_as_before() -> None:
     assert KINDS["gitlab-ci"].parse("a: " + "[" * 99 + "]" * 99 + "\n").roots
     with pytest.raises(ParseError, match="nested deeper than 100"):
         KINDS["gitlab-ci"].parse("a: " + "[" * 100 + "x" + "]" * 100 + "\n")
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    ("a: &x {<<: *x}\n", 1, "a merge key (<<) refers to the mapping it is in"),
+    ("b: 1\na: &x\n  c: 1\n  <<: [*x]\n", 4, "a merge key (<<) refers to the mapping it is in"),
+    ('x: 1\na: "\\U00110000"\n', 2, "invalid YAML: an escape past the last code point, U+10FFFF"),
+])
+def test_yaml_self_merge_and_bad_escape_are_parse_errors(text: str, line: int, message: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        KINDS["gitlab-ci"].parse(text)
+    assert (caught.value.line, caught.value.message) == (line, message)
+
+
+@pytest.mark.parametrize("eol", ["\r", "\r\n", "\u2028", "\x85"])
+def test_templated_yaml_with_any_line_break_reads_its_expressions_back(eol: str) -> None:
+    text = eol.join(["production:", "  a: <%= ENV['A'] %>", "  b: 2", "  c: {{C}}", ""])
+    tree = KINDS["gitlab-yml"].parse(text)
+    assert tree.roots == [{"production": {"a": "<%= ENV['A'] %>", "b": 2, "c": "{{C}}"}}]

@@ -150,7 +150,7 @@ class _Converter:
         keys = self.doc.keys
         for knode, vnode in node.value:
             if knode.ctag is _MERGE_TAG:
-                merged.extend(self._merge_sources(vnode, depth))
+                merged.extend(self._merge_sources(knode, vnode, depth))
                 continue
             key = knode.value if isinstance(knode, ScalarNode) else _flow_key(knode)
             if self.restore:
@@ -167,7 +167,7 @@ class _Converter:
         return data
 
     def _merge_sources(
-        self, vnode: Node, depth: int
+        self, knode: Node, vnode: Node, depth: int
     ) -> list[tuple[dict[str, Any], dict[str, tuple[Span, Span]]]]:
         nodes = vnode.value if isinstance(vnode, SequenceNode) else [vnode]
         out = []
@@ -176,7 +176,11 @@ class _Converter:
             if not isinstance(value, dict):
                 mark = n.start_mark
                 raise YamlError("a merge key (<<) must refer to a mapping", mark.line + 1, mark.column + 1)
-            out.append((value, self.doc.table[id(value)]))
+            spans = self.doc.table.get(id(value))
+            if spans is None:  # `&x {<<: *x}`: the mapping is still being read
+                mark = knode.start_mark
+                raise YamlError("a merge key (<<) refers to the mapping it is in", mark.line + 1, mark.column + 1)
+            out.append((value, spans))
         return out
 
 
@@ -254,8 +258,19 @@ def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
         raise YamlError(f"invalid YAML: {problem or exc}", line, col) from None
     except YAMLError as exc:
         raise YamlError(f"invalid YAML: {exc}") from None
+    except ValueError:  # the pure scanner's chr() of an escape past U+10FFFF
+        raise YamlError("invalid YAML: an escape past the last code point, U+10FFFF", *_bad_escape(text)) from None
     except RecursionError:
         raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels") from None
     finally:
         sys.setrecursionlimit(limit)
     return doc
+
+
+def _bad_escape(text: str) -> tuple[int | None, int | None]:
+    """The position of the first `\\U` escape past the last code point, U+10FFFF."""
+    for m in re.finditer(r"\\U([0-9A-Fa-f]{8})", text):
+        if int(m.group(1), 16) > 0x10FFFF:
+            start = text.rfind("\n", 0, m.start()) + 1
+            return text.count("\n", 0, m.start()) + 1, m.start() - start + 1
+    return None, None

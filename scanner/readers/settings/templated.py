@@ -21,6 +21,9 @@ from scanner.readers.yamldoc import load_yaml
 STANDINS = ("\ue001", "\ue002")  # alternated, so two expressions side by side stay two
 _TEMPLATE = re.compile(r"<%.*?%>|\{\{.*?\}\}|\{%.*?%\}", re.S)
 _RUN = re.compile("\ue001+|\ue002+")
+# Every line break libyaml counts, so a position (line, column) maps back to an offset in the text.
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_BREAKS = "\r\n\x85\u2028\u2029"
 MARKERS = ("<%", "{{", "{%")
 
 
@@ -38,10 +41,10 @@ def _neutralize(text: str) -> tuple[str, list[tuple[int, str]]]:
         end = text.find("\n", m.end())
         alone = not text[start : m.start()].strip() and not text[m.end() : len(text) if end < 0 else end].strip()
         if alone and not tag.startswith("<%="):
-            return "".join(c if c == "\n" else " " for c in tag)  # a control line: `<% if %>`, `{{- end }}`
+            return "".join(c if c in _BREAKS else " " for c in tag)  # a control line: `<% if %>`, `{{- end }}`
         fill = STANDINS[len(replaced) % 2]
         replaced.append((m.start(), tag))
-        return "".join(c if c == "\n" else fill for c in tag)
+        return "".join(c if c in _BREAKS else fill for c in tag)
 
     return _TEMPLATE.sub(replace, text), replaced
 
@@ -63,7 +66,7 @@ def _templated(value: Any) -> bool:
 class _Restorer:
     def __init__(self, tree: Tree, text: str, replaced: list[tuple[int, str]]) -> None:
         self.tree = tree
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
         self.offsets = [off for off, _ in replaced]
         self.replaced = replaced
         self.seen: set[int] = set()
@@ -109,8 +112,9 @@ class _Restorer:
 
     def original(self, value: str, span: Span) -> str:
         """The value with each replaced run put back as the expression written there."""
-        a = self.starts[span[0] - 1] + span[1] - 1
-        b = self.starts[span[2] - 1] + span[3] - 1
+        last = len(self.starts) - 1
+        a = self.starts[min(span[0] - 1, last)] + span[1] - 1
+        b = self.starts[min(span[2] - 1, last)] + span[3] - 1
         lo = bisect_left(self.offsets, a)
         hi = bisect_left(self.offsets, b)
         texts = iter(tag for _, tag in self.replaced[lo:hi])
