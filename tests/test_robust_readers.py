@@ -88,3 +88,43 @@ def test_templated_yaml_with_any_line_break_reads_its_expressions_back(eol: str)
     text = eol.join(["production:", "  a: <%= ENV['A'] %>", "  b: 2", "  c: {{C}}", ""])
     tree = KINDS["gitlab-yml"].parse(text)
     assert tree.roots == [{"production": {"a": "<%= ENV['A'] %>", "b": 2, "c": "{{C}}"}}]
+
+
+_OK_RB = "gitlab_rails['b'] = 1\n"
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("[" * 1000 + "]" * 1000, "setting not read: a value is nested deeper than 100 levels"),
+    ("{a: " * 1000 + "1" + "}" * 1000, "setting not read: a value is nested deeper than 100 levels"),
+    ('"#{' * 1500, "unterminated string (`#{…}` nested deeper than 100); the rest of this line is not read"),
+])
+def test_gitlab_rb_deep_value_is_a_warning_and_the_other_settings_are_read(value: str, message: str) -> None:
+    tree = KINDS["omnibus-config"].parse(_OK_RB + "gitlab_rails['a'] = " + value + "\n" + "gitlab_rails['c'] = 1\n")
+    assert tree.roots == [{"gitlab_rails": {"b": 1, "c": 1}}]
+    assert tree.warnings == [(2, message)]
+    with pytest.raises(ParseError, match="no setting could be read"):
+        KINDS["omnibus-config"].parse("gitlab_rails['a'] = " + "[" * 1000)
+
+
+@pytest.mark.parametrize("value", ["{b = " * 1000, "[" * 1000, "[" * 1000 + "]" * 1000, "9" * 5000, '"\\UFFFFFFFF"'])
+def test_toml_deep_or_huge_value_is_a_warning_and_the_rest_is_read(value: str) -> None:
+    tree = KINDS["runner-config"].parse("a = " + value + "\n[x]\nc = 1\n")
+    assert tree.roots == [{"x": {"c": 1}}]
+    assert [line for line, _ in tree.warnings] == [1]
+    with pytest.raises(ParseError):
+        KINDS["runner-config"].parse("a = " + value + "\n")
+
+
+@pytest.mark.parametrize(("expr", "line"), [
+    ("+".join(["1"] * 1001), 3), ("+".join(["1"] * 5000), None), ("a" + ".b" * 300, 3), ("-" * 300 + "1", 3),
+])
+def test_python_nested_too_deep_is_a_parse_error_and_never_reaches_the_extractor(expr: str, line: int | None) -> None:
+    text = "import requests\nrequests.get('https://h/api/v4/projects')\nx = " + expr + "\n"
+    with pytest.raises(ParseError, match="Python nested") as caught:
+        KINDS["python-source"].parse(text)
+    assert caught.value.line == line
+    from scanner.readers.api import pysource
+
+    with pytest.raises(ParseError):
+        pysource.extract(text)
+    assert len(pysource.extract(text.replace(expr, "+".join(["'a'"] * 150)))) == 1

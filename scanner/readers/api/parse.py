@@ -6,10 +6,9 @@ hold for that (Python that mentions the API must parse; a `.graphql` file must b
 
 from __future__ import annotations
 
-import ast
-
-from scanner.core.tree import ParseError, Tree
+from scanner.core.tree import Tree
 from scanner.readers.api import pysource
+from scanner.readers.api.pyparse import parse_module
 
 
 def _text_tree(text: str) -> Tree:
@@ -19,10 +18,7 @@ def _text_tree(text: str) -> Tree:
 def parse_python(text: str) -> Tree:
     """Python that mentions the API must parse, or the file is reported as an input error."""
     if pysource.PREFILTER.search(text):
-        try:
-            ast.parse(text)
-        except SyntaxError as exc:
-            raise ParseError(f"invalid Python: {exc.msg}", exc.lineno, exc.offset) from None
+        parse_module(text)
     return _text_tree(text)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -18,6 +19,7 @@ from scanner.readers.api import pygitlab as pg
 from scanner.readers.api.model import GraphqlText, Param, Read, RestCall
 from scanner.readers.api.paths import api_url, query_pairs
 from scanner.readers.api.pycalls import Scope, call
+from scanner.readers.api.pyparse import MAX_DEPTH, parse_module
 from scanner.readers.api.pystrings import Source
 from scanner.readers.api.pyvalues import (
     Callable_,
@@ -271,7 +273,13 @@ def extract(text: str) -> list[Use]:
     if not PREFILTER.search(text):
         return []
     ex = Extractor(text)
-    ex.block(ast.parse(text).body, {})
+    body = parse_module(text).body  # nested at most MAX_DEPTH: the walk below recurses per level
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * MAX_DEPTH + 500))
+    try:
+        ex.block(body, {})
+    finally:
+        sys.setrecursionlimit(limit)
     return ex.uses
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 from scanner.core.tree import Span
 
+MAX_DEPTH = 100  # nested `#{…}` in strings, arrays and hashes in values: as deep as YAML may nest
+
 
 @dataclass(frozen=True, slots=True)
 class Tok:
@@ -107,7 +109,11 @@ class _Lexer:
                 self.add(kind, i, end, m.group(0))
                 self.i = end
         elif m := _NUMBER.match(text, i):
-            self.add("number", i, m.end(), _number(m.group(0)))
+            try:
+                number: Any = _number(m.group(0))
+            except ValueError:  # more digits than Python converts: kept as written
+                number = m.group(0)
+            self.add("number", i, m.end(), number)
             self.i = m.end()
         else:
             m = _PUNCT_RE.match(text, i)
@@ -128,7 +134,7 @@ class _Lexer:
     def quoted(self, start: int, quote: str) -> None:
         end, value = _scan_string(self.text, start + 1, quote, interpolate=quote != "'")
         if end < 0:
-            self.unterminated(start, "string")
+            self.unterminated(start, "string" if end == -1 else f"string (`#{{…}}` nested deeper than {MAX_DEPTH})")
             return
         kind = "backtick" if quote == "`" else "string"
         if kind == "string" and self.text.startswith(":", end) and not self.text.startswith("::", end):
@@ -205,8 +211,11 @@ class _Lexer:
         self.i = len(self.text) if m is None else m.end()
 
 
-def _scan_string(text: str, j: int, quote: str, interpolate: bool) -> tuple[int, str]:
-    """Read a quoted body from j; return the index after the closing quote (or -1) and the value."""
+def _scan_string(text: str, j: int, quote: str, interpolate: bool, depth: int = 0) -> tuple[int, str]:
+    """Read a quoted body from j; return the index after the closing quote (or -1, or -2 when
+    interpolations nest deeper than `MAX_DEPTH`) and the value."""
+    if depth > MAX_DEPTH:
+        return -2, ""
     out: list[str] = []
     n = len(text)
     while j < n:
@@ -222,9 +231,9 @@ def _scan_string(text: str, j: int, quote: str, interpolate: bool) -> tuple[int,
             j += 2
             continue
         if interpolate and c == "#" and text.startswith("{", j + 1):
-            end = _interpolation_end(text, j + 2)
+            end = _interpolation_end(text, j + 2, depth)
             if end < 0:
-                return -1, ""
+                return end, ""
             out.append(text[j:end])  # kept as written: `#{host}`
             j = end
             continue
@@ -233,7 +242,7 @@ def _scan_string(text: str, j: int, quote: str, interpolate: bool) -> tuple[int,
     return -1, ""
 
 
-def _interpolation_end(text: str, j: int) -> int:
+def _interpolation_end(text: str, j: int, level: int) -> int:
     depth = 0
     while j < len(text):
         c = text[j]
@@ -244,9 +253,9 @@ def _interpolation_end(text: str, j: int) -> int:
                 return j + 1
             depth -= 1
         elif c in "'\"":
-            end, _ = _scan_string(text, j + 1, c, interpolate=c == '"')
+            end, _ = _scan_string(text, j + 1, c, c == '"', level + 1)
             if end < 0:
-                return -1
+                return end
             j = end
             continue
         j += 1

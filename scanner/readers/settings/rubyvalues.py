@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from scanner.core.tree import Span, Tagged
-from scanner.readers.settings.ruby import Tok
+from scanner.readers.settings.ruby import MAX_DEPTH, Tok
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = frozenset(_OPEN.values())
@@ -119,6 +119,7 @@ class Values:
         self.lines = lines
         self.table = table
         self.keys = keys
+        self.depth = 0  # arrays and hashes open around the value being read
 
     def at(self, offset: int = 0) -> Tok | None:
         j = self.i + offset
@@ -172,11 +173,19 @@ class Values:
         if self.is_punct("-") and (nxt := self.at(1)) is not None and nxt.kind == "number":
             self.i += 2
             return -nxt.value, _join(tok.span, nxt.span)
-        if self.is_punct("["):
-            return self.array()
-        if self.is_punct("{"):
-            return self.hash()
+        if self.is_punct("[") or self.is_punct("{"):
+            return self.nested()
         return self.term()
+
+    def nested(self) -> tuple[Any, Span]:
+        """An array or a hash, at most `MAX_DEPTH` deep (the reader calls itself once per level)."""
+        if self.depth >= MAX_DEPTH:
+            raise Unreadable(f"a value is nested deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return self.array() if self.is_punct("[") else self.hash()
+        finally:
+            self.depth -= 1
 
     def term(self) -> tuple[Any, Span]:
         """A name with its calls, subscripts and `.method`s (`ENV.fetch('X', 'y')`): opaque."""

@@ -14,19 +14,14 @@ from bisect import bisect_right
 from typing import Any
 
 from scanner.core.tree import ParseError, Span, Tree
+from scanner.readers.settings.tomlscalars import DATE, ESC, MAX_DEPTH, NUMBER, number
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
-_NUMBER = re.compile(
-    r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan"
-    r"|(?:0|[1-9][0-9_]*)(?:\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?)"
-)
-_DATE = re.compile(
-    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?"
-)
 _RESYNC = re.compile(r"^[ \t]*(?:\[|[A-Za-z0-9_\"'-]+[ \t]*[.=])", re.M)
 _BLANK = re.compile(r"(?:[ \t\r]|#[^\n]*)+")
 _BLANK_LINES = re.compile(r"(?:[ \t\r\n]|#[^\n]*)+")
-_ESC = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
+
+
 
 
 class TomlError(Exception):
@@ -45,6 +40,7 @@ class _Reader:
         self.tree = Tree(roots=[self.root], root_spans=[(1, 1, len(self.starts), 1)])
         self.tree.table[id(self.root)] = {}
         self.current = self.root
+        self.depth = 0  # arrays and inline tables open around the value being read
 
     def pos(self, i: int) -> tuple[int, int]:
         line = bisect_right(self.starts, i)
@@ -167,22 +163,33 @@ class _Reader:
         c = text[self.i : self.i + 1]
         if c in ('"', "'"):
             value: Any = self.string()
-        elif c == "[":
-            value = self.array()
-        elif c == "{":
-            value = self.inline_table()
+        elif c in ("[", "{"):
+            value = self.nested(c)
         elif text.startswith(("true", "false"), self.i):
             value = text.startswith("true", self.i)
             self.i += 4 if value else 5
-        elif m := _DATE.match(text, self.i):
+        elif m := DATE.match(text, self.i):
             value = m.group(0)
             self.i = m.end()
-        elif m := _NUMBER.match(text, self.i):
-            value = _number(m.group(0))
+        elif m := NUMBER.match(text, self.i):
+            try:
+                value = number(m.group(0))
+            except ValueError:  # an integer of more digits than Python converts
+                raise TomlError("number too long", self.i) from None
             self.i = m.end()
         else:
             raise TomlError("expected a value", self.i)
         return value, self.span(start, self.i)
+
+    def nested(self, opener: str) -> Any:
+        """An array or inline table, at most `MAX_DEPTH` deep (a loop of calls, one per level)."""
+        if self.depth >= MAX_DEPTH:
+            raise TomlError(f"value nested deeper than {MAX_DEPTH} levels", self.i)
+        self.depth += 1
+        try:
+            return self.array() if opener == "[" else self.inline_table()
+        finally:
+            self.depth -= 1
 
     def string(self) -> str:
         text, quote = self.text, self.text[self.i]
@@ -221,14 +228,14 @@ class _Reader:
         if nxt in ("u", "U"):
             size = 4 if nxt == "u" else 8
             digits = text[self.i + 2 : self.i + 2 + size]
-            if not re.fullmatch(r"[0-9A-Fa-f]+", digits) or len(digits) != size:
+            if not re.fullmatch(r"[0-9A-Fa-f]+", digits) or len(digits) != size or int(digits, 16) > 0x10FFFF:
                 raise TomlError("bad unicode escape", self.i)
             out.append(chr(int(digits, 16)))
             self.i += 2 + size
             return
-        if nxt not in _ESC:
+        if nxt not in ESC:
             raise TomlError(f"unknown escape `\\{nxt}`", self.i)
-        out.append(_ESC[nxt])
+        out.append(ESC[nxt])
         self.i += 2
 
     def array(self) -> list[Any]:
@@ -271,19 +278,6 @@ class _Reader:
                 self.i += 1
                 return table
             self.expect(",")
-
-
-def _number(text: str) -> int | float:
-    clean = text.replace("_", "")
-    body = clean.lstrip("+-")
-    if body in ("inf", "nan"):
-        return float(clean)
-    if body[:2] in ("0x", "0o", "0b"):
-        value = int(body, 0)
-        return -value if clean.startswith("-") else value
-    if any(c in body for c in ".eE"):
-        return float(clean)
-    return int(clean)
 
 
 def load_toml(text: str) -> Tree:
