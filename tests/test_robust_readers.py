@@ -128,3 +128,44 @@ def test_python_nested_too_deep_is_a_parse_error_and_never_reaches_the_extractor
     with pytest.raises(ParseError):
         pysource.extract(text)
     assert len(pysource.extract(text.replace(expr, "+".join(["'a'"] * 150)))) == 1
+
+
+def _bomb() -> str:
+    """A billion laughs under `include:` (9^9 leaves in some 350 bytes)."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(lines) + "\ninclude: *i\n"
+
+
+def test_alias_bomb_under_include_is_read_once_in_bounded_memory(tmp_path: Path) -> None:
+    (tmp_path / ".gitlab-ci.yml").write_text(_bomb())
+    code = (
+        "import json, resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+        "from pathlib import Path\n"
+        "from scanner.core.versions import Version\n"
+        "from scanner.engine.scan import ScanOptions, scan\n"
+        "from scanner.rules.catalog import builtin_policy_dir, load_policies\n"
+        "r = scan([Path(sys.argv[1])], load_policies([builtin_policy_dir()]), ScanOptions(Version.parse('19.0')))\n"
+        "print(json.dumps(sorted({(e.line, e.message) for e in r.errors})))\n"
+    )
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.strip() == '[[8, "an include must be a string or a mapping"]]'
+    assert time.perf_counter() - started < 30
+
+
+def test_include_entries_stop_after_1000_with_a_problem() -> None:
+    from scanner.core.document import Document
+    from scanner.readers import ci
+
+    items = "[" + ", ".join(f"'/f{i}.yml'" for i in range(40)) + "]"
+    text = f"x: &l {items}\n" + "".join(f"j{i}:\n  trigger:\n    include: *l\n" for i in range(30))
+    doc = Document("c.yml", Path("c.yml"), "gitlab-ci", text, KINDS["gitlab-ci"].parse(text))
+    entries = ci.include_entries(doc)
+    assert len(entries) == 1001
+    assert entries[-1].kind == "invalid"
+    assert entries[-1].problem == "more than 1000 include entries in one file; the rest are not read"

@@ -24,6 +24,9 @@ GLOBAL_KEYWORDS = frozenset(
 SCRIPT_KEYS = ("before_script", "script", "after_script")
 T = TypeVar("T")
 INCLUDE_KINDS = ("local", "template", "project", "remote", "component", "artifact")
+# GitLab stops a pipeline at 150 includes (the engine reports that); past this many entries in one
+# file (aliases can repeat a list in every job's `trigger: include:`) the rest are not read.
+MAX_ENTRIES = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,7 @@ def _entries(value: Any, route: Route, child: bool = False) -> Iterator[IncludeE
         yield IncludeEntry(kind, value, route, child=child)
         return
     if not isinstance(value, dict):
-        yield IncludeEntry("invalid", repr(value), route, problem="an include must be a string or a mapping")
+        yield IncludeEntry("invalid", _describe(value), route, problem="an include must be a string or a mapping")
         return
     kinds = [k for k in INCLUDE_KINDS if k in value]
     if len(kinds) != 1 or (kinds[0] == "project" and "file" not in value):
@@ -95,12 +98,26 @@ def _include_entries(doc: Document) -> Iterator[IncludeEntry]:
         trigger = body.get("trigger")
         if isinstance(trigger, dict) and "include" in trigger:
             places.append((route + ("trigger", "include"), trigger["include"], True))
+    count = 0
     for route, value, child in places:
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                yield from _entries(item, route + (i,), child)
-        else:
-            yield from _entries(value, route, child)
+        items = enumerate(value) if isinstance(value, list) else [(None, value)]
+        for i, item in items:
+            for entry in _entries(item, route if i is None else route + (i,), child):
+                count += 1
+                if count > MAX_ENTRIES:
+                    yield IncludeEntry("invalid", "", entry.route, problem=f"more than {MAX_ENTRIES} include "
+                                       "entries in one file; the rest are not read")
+                    return
+                yield entry
+
+
+def _describe(value: Any) -> str:
+    """A short description of a value (never its whole `repr`: an alias tree repeats itself)."""
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} keys"
+    return repr(value)[:80]
 
 
 def jobs(doc: Document) -> list[tuple[Route, dict[str, Any]]]:
