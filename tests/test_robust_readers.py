@@ -76,6 +76,7 @@ def test_depth_100_still_reads_and_101_is_refused_as_before() -> None:
     ("a: &x {<<: *x}\n", 1, "a merge key (<<) refers to the mapping it is in"),
     ("b: 1\na: &x\n  c: 1\n  <<: [*x]\n", 4, "a merge key (<<) refers to the mapping it is in"),
     ('x: 1\na: "\\U00110000"\n', 2, "invalid YAML: an escape past the last code point, U+10FFFF"),
+    ('x: 1\na: "\\UFFFFFFFF"\n', 2, "invalid YAML: an escape past the last code point, U+10FFFF"),
 ])
 def test_yaml_self_merge_and_bad_escape_are_parse_errors(text: str, line: int, message: str) -> None:
     with pytest.raises(ParseError) as caught:

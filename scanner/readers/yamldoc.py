@@ -258,7 +258,7 @@ def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
         raise YamlError(f"invalid YAML: {problem or exc}", line, col) from None
     except YAMLError as exc:
         raise YamlError(f"invalid YAML: {exc}") from None
-    except ValueError:  # the pure scanner's chr() of an escape past U+10FFFF
+    except (ValueError, OverflowError):  # the pure scanner's chr() of an escape past U+10FFFF
         raise YamlError("invalid YAML: an escape past the last code point, U+10FFFF", *_bad_escape(text)) from None
     except RecursionError:
         raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels") from None
