@@ -56,7 +56,7 @@ def _add(result: StageResult, out: Sequence[Result]) -> StageResult:
 def project_stage(projects: MutableMapping[str, Any], event: Event, limits: DetectorSettings,
                   registry: Registry = REGISTRY) -> StageResult:
     """Apply one event (or access record) to its project's value; one read and one write."""
-    handlers, dedup, _ = registry.project.get(event["event_type"], registry.project_default)
+    handlers, dedup = registry.project_calls.get(event["event_type"], registry.project_other)
     if not handlers:
         return NOTHING  # no project detector reads it: no write
     key = event["pkey"]
@@ -82,7 +82,7 @@ def actor_stage(actors: MutableMapping[str, Any], event: Event, limits: Detector
     if value is None:
         value = registry.new_actor()
     result = NOTHING
-    handlers, _, _ = registry.actor.get(event["event_type"], registry.actor_default)  # a tuple: no attribute lookup
+    handlers, _ = registry.actor_calls.get(event["event_type"], registry.actor_other)
     for handle in handlers:
         out = handle(value, event, limits)
         if out:

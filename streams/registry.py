@@ -28,7 +28,7 @@ STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned
 
 class Route(NamedTuple):
     """What one event type does in one stage: dedup by id first (project stage), then the
-    detectors' `on_event`, in list order. A tuple: the stages unpack it, per event."""
+    detectors' handlers, in list order."""
 
     handlers: tuple[Handler, ...]  # the detectors' on_event, looked up once
     dedup: bool
@@ -52,18 +52,25 @@ class Registry:
         _check(self.detectors)
         self.project, self.project_default = _table(self.project_detectors)
         self.actor, self.actor_default = _table(self.actor_detectors)
+        # What the stages read per event: the same as plain tuples (handlers as a list, dedup) —
+        # CPython 3.11 unpacks an exact tuple and iterates a list on its fast paths, not a
+        # NamedTuple or a tuple. Never mutated.
+        self.project_calls = {kind: _calls(route) for kind, route in self.project.items()}
+        self.project_other = _calls(self.project_default)
+        self.actor_calls = {kind: _calls(route) for kind, route in self.actor.items()}
+        self.actor_other = _calls(self.actor_default)
         # Types the project stage reads (`pkey` is set for them), and every type some detector names.
         self.project_types = frozenset().union(*(d.reads for d in self.project_detectors)) - {ANY}
         self.read_types = frozenset().union(*(d.reads for d in self.detectors)) - {ANY}
-        checks: dict[str, tuple[Check, ...]] = {}
+        checks: dict[str, list[Check]] = {}  # lists: iterated per event (see `project_calls`)
         for detector in self.detectors:
             for kind, check in detector.checks.items():
-                checks[kind] = (*checks.get(kind, ()), check)
+                checks.setdefault(kind, []).append(check)
         self.checks = checks
         self.kinds: dict[str, type[Finding]] = {cls.kind: cls for d in self.detectors for cls in d.findings}
-        self._project_parts = (new_record, *(d.state for d in self.project_detectors))
-        self._actor_parts = tuple(d.state for d in self.actor_detectors) or (dict,)
-        self._active = tuple(d.active_since for d in self.actor_detectors)
+        self._project_parts = [new_record, *(d.state for d in self.project_detectors)]
+        self._actor_parts = [d.state for d in self.actor_detectors] or [dict]
+        self._active = [d.active_since for d in self.actor_detectors]
 
     def new_project(self) -> State:
         """An empty project value: the dedup record and each project detector's part."""
@@ -89,9 +96,13 @@ class Registry:
         return self.kinds[data["kind"]].from_dict(data)
 
 
-def _union(parts: Sequence[Callable[[], State]]) -> State:
-    value = parts[0]()
-    for part in parts[1:]:
+def _calls(route: Route) -> tuple[list[Handler], bool]:
+    return list(route.handlers), route.dedup
+
+
+def _union(parts: list[Callable[[], State]]) -> State:
+    value: State = {}
+    for part in parts:
         value.update(part())
     return value
 
