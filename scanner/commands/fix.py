@@ -49,16 +49,18 @@ def configure(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from scanner.commands.scan import plan
+    from scanner.core.redact import redact
     from scanner.fix.run import run_fix
 
     result = run_fix(plan(args), unsafe=args.unsafe, write=not args.diff)
     report_stream = sys.stderr if args.diff else sys.stdout
     if args.diff:
-        sys.stdout.write("".join(result.diffs))
+        sys.stdout.write(redact("".join(result.diffs), diff=True))  # lines holding a secret are masked
     for o in result.outcomes:
         loc = o.site.finding.location
         status = "would fix" if args.diff and o.status == "fixed" else _SHOWN[o.status]
-        report_stream.write(f"{loc.path}:{loc.line}:{loc.column}: {status} [{o.site.finding.rule_id}] {o.detail}\n")
+        detail = redact(o.detail)
+        report_stream.write(f"{loc.path}:{loc.line}:{loc.column}: {status} [{o.site.finding.rule_id}] {detail}\n")
     report_stream.write(_summary(result, args.diff))
     incomplete = result.count("refused") + result.count("overlap") + result.count("unwritten")
     return EXIT_INCOMPLETE if incomplete else EXIT_OK

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from scanner.core.redact import redact_line
 from scanner.core.results import Location, Route, route_text
 from scanner.core.tree import Span, Tree, unwrap, walk
 
@@ -66,8 +65,9 @@ class Document:
         return item
 
     def location(self, route: Route, part: Part = "key", span: Span | None = None) -> Location:
+        """The place and its source line as written: every format redacts it (`scanner.core.redact`)."""
         where = span or self.span(route, part)
         if where[2] > where[0] and part == "value":
             # a multi-line value (a block) is shown by its first line only
             where = (where[0], where[1], where[0], len(self.line_text(where[0])) + 1)
-        return Location.of(self.path, where, route_text(route), redact_line(self.line_text(where[0])))
+        return Location.of(self.path, where, route_text(route), self.line_text(where[0]))

@@ -1,67 +1,294 @@
-"""Secrets never leave sunset: snippets and matched values are redacted before any output.
+"""Secrets never leave sunset: every output format renders through this one redactor.
 
-Redaction happens once, where a `Location` snippet or a finding's matched text is built,
-so every formatter (text, JSON, SARIF, Code Quality, Markdown) gets the redacted form.
+`redact_line` masks whole values, whatever their quoting: values of secret-named keys (assignments,
+YAML/TOML/Ruby hashes, env lines, `--flag=x`/`--flag x`, exec-form lists), userinfo in URLs,
+header values (`Authorization: Bearer x`, `PRIVATE-TOKEN: x`), `-u user:pw`, GitLab tokens by
+prefix, private key blocks. References (`$VAR`, `${VAR}`, `{{ }}`, `<%= %>`, `ENV[...]`) stay.
+It is one pass over the line: words are found once, each value is scanned once from its start
+(the closing quote found honouring backslash escapes and doubled quotes), so it is linear in the
+line's length. `redact_report` applies it to every string a report shows (`scanner.report.formats`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scanner.core.results import Report
 
 MASK = "****"
 
-# Token formats GitLab documents: runner registration (GR1348941…), runner authentication
-# (glrt-…), personal/project/group access (glpat-…), deploy (gldt-…), and others gl…-.
-_TOKEN = re.compile(r"\b(GR1348941[\w-]+|gl(?:rt|pat|dt|ptt|ft|agent|cbt|oas|imt|soat|ffct|rtr)-[\w-]{8,})")
-# A value given to a secret-looking flag (`--registration-token X`, `-r X`, `--token=X`) or
-# assigned to a secret-looking name (`REGISTRATION_TOKEN=X`, `password: X`, `PRIVATE-TOKEN: X`,
-# `'Authorization' => ["Bearer X"]`, `'accesskey' => 'X'` in settings files). A quoted value is
-# masked whole, spaces included.
-_SECRET = (
-    r"[A-Za-z0-9_.-]*(?:token|password|passwd|secret|api[_-]?key|authorization|access_?key|account_?key"
-    r"|private_?key|key_base|credential)[A-Za-z0-9_.-]*"
+# GitLab's token formats: runner registration (GR1348941…), runner authentication (glrt-…),
+# personal/project/group access (glpat-…), deploy (gldt-…) and the other gl…- prefixes.
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])(?:GR1348941[\w-]+|gl(?:rt|pat|dt|ptt|ft|agent|cbt|oas|imt|soat|ffct|rtr)-[\w-]{8,})"
 )
-_VALUE = r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]*)(?P=q)|(?P<bv>[^\s'\",;}\]]+))"
-# `--token X`, `--token=X`, and exec-form lists: `"--token", "X"` (Dockerfile, compose, Kubernetes).
-_FLAG = re.compile(rf"(?i)(?<![\w-])(?P<name>--?{_SECRET}|-r)(?P<sep>=|\s+|['\"]\s*,\s*){_VALUE}")
-_ASSIGN = re.compile(rf"(?i)(?P<name>{_SECRET})(?P<sep>['\"]?\]?\s*(?:=>|[:=])\s*\[?\s*){_VALUE}")
-# Dockerfile's legacy `ENV NAME value`, where the value runs to the end of the line.
-_ENV_SPACE = re.compile(rf"(?i)^(?P<name>\s*(?:ENV|ARG)\s+{_SECRET})(?P<sep>\s+)(?P<bv>[^=\s].*)$")
-# A Kubernetes-style `{name: API_TOKEN, value: X}` written on one line.
-_ENV_ENTRY = re.compile(rf"(?i)(?P<name>name:\s*['\"]?{_SECRET}['\"]?\s*,\s*value)(?P<sep>:\s*){_VALUE}")
-_VARIABLE = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^%[A-Za-z_][A-Za-z0-9_]*%$")
+_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----")
+_WORD = re.compile(r"[A-Za-z0-9_.-]+")
+_STRONG = ("token", "password", "passwd", "secret", "credential", "authorization", "passphrase", "apikey",
+           "accesskey", "accountkey", "privatekey", "api_key", "api-key", "access_key", "private_key")
+_WEAK = frozenset({"pass", "pwd", "pw", "key", "keys", "auth", "creds"})
+_USERPASS = frozenset({"-u", "--user", "-r"})
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Settings that name a file or folder hold a path, not the secret (`incoming_email_secret_file`).
-_PATH_NAME = re.compile(r"(?i)(?:file|path|dir|directory)['\"]?$")
+_PATH_NAME = re.compile(r"(?i)(?:file|path|dir|directory|stdin|url|uri|name|type|id)$")
+_SEP = re.compile(r"[ \t]*(=>|:=|[:=](?!=))[ \t]*")
+_ENTRY = re.compile(r"['\"]?[ \t]*,[ \t]*['\"]?value['\"]?[ \t]*:[ \t]*")
+_FLAG_SEP = re.compile(r"=|[ \t]*,[ \t]*|[ \t]+")
+_QUOTES = "'\"`"
+_NOT_SECRET = frozenset({"true", "false", "nil", "null", "none", "~", "|", ">", "|-", ">-", "|+", ">+", "{", "[", ""})
+_REFERENCE = re.compile(
+    r"\$\{[^}\n]{0,200}\}|\$\([^)\n]{0,200}\)|\$[A-Za-z_]\w*|\{\{[^}\n]{0,200}\}\}|<%[^%\n]{0,200}%>"
+    r"|%[A-Za-z_]\w*%|#\{[^}\n]{0,200}\}|\{[A-Za-z_][\w.]{0,100}\}|`[^`\n]{0,200}`"
+    r"|(?i:\b(?:bearer|basic|token|bot|digest)\b)"
+)
+_CODE = re.compile(r"(?:ENV\b|os\.(?:environ|getenv)|process\.env|(?:var|local|data|module|each)\.\w"
+                   r"|[a-z][a-z0-9_]*\.[a-z0-9_-]+\.[a-z0-9_]+$)")
+_LINE_START = re.compile(r"[ \t]*(?:export[ \t]+)?")
+_ENV_PREFIX = re.compile(r"[ \t]*(?:ENV|ARG)[ \t]+", re.I)
+_BARE_STOP = {
+    "shell": re.compile(r"[\s'\"`&;|)<>,]"),
+    "flow": re.compile(r",|[}\]]|[ \t]#"),
+    "line": re.compile(r"[ \t]+#"),
+    "url": re.compile(r"[\s'\"`<>]"),
+}
 
 
-_NOT_SECRET = frozenset({"true", "false", "nil", "null", "~", "|", ">", "{", "[", ""})
+def is_secret_name(word: str) -> bool:
+    lower = word.lower().strip("-.")
+    if _PATH_NAME.search(lower) and not lower.endswith(("token", "key")):
+        return False
+    if any(s in lower for s in _STRONG):
+        return True
+    parts = re.split(r"[_.\-]+", _CAMEL.sub("_", word.strip("-.")))
+    return any(p.lower() in _WEAK for p in parts)
 
 
-def _mask_assignment(m: re.Match[str]) -> str:
-    value = m.group("qv") if m.groupdict().get("qv") is not None else m.group("bv")
-    if _VARIABLE.match(value) or value.startswith(("-", "/")) or value in _NOT_SECRET:
-        return m.group(0)  # a reference to a secret is not the secret
-    if any(ref in value for ref in ("$(", "${", "<%", "{{", "$CI_", "`")):
-        return m.group(0)  # a command or template that produces it, not the secret
-    if _PATH_NAME.search(m.group("name")):
-        return m.group(0)
-    quote = m.groupdict().get("q") or ""
-    return f"{m.group('name')}{m.group('sep')}{quote}{MASK}{quote}"
+def is_reference(value: str) -> bool:
+    """A reference to a secret, a command or template producing it, a path: not the secret."""
+    text = value.strip()
+    if text.lower() in _NOT_SECRET or (text.startswith("/") and not re.search(r"[\s'\":@]", text)):
+        return True
+    if len(text) > 400:
+        return False
+    return bool(_CODE.match(text)) or not re.search(r"[A-Za-z0-9]", _REFERENCE.sub("", text))
 
 
-def _mask_unless_short_r(m: re.Match[str]) -> str:
-    return m.group(0) if m.group("name") == "-r" else _mask_assignment(m)
+def _close(text: str, start: int, quote: str) -> int:
+    """The index of the quote closing the string opened just before `start` (escapes and doubled
+    quotes honoured); the line's length when it is not closed."""
+    i, n = start, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == quote:
+            if i + 1 < n and text[i + 1] == quote and quote != "`":
+                i += 2
+                continue
+            return i
+        i += 1
+    return n
+
+
+def _stop(text: str, start: int, how: str) -> int:
+    m = _BARE_STOP[how].search(text, start)
+    end = m.start() if m else len(text)
+    while end > start and text[end - 1] in " \t":
+        end -= 1
+    return end
+
+
+class _Masks:
+    """The spans to mask in one line, and how far the scan has gone."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans: list[tuple[int, int]] = []
+
+    def add(self, start: int, end: int, check: bool = True) -> None:
+        if end > start and not (check and is_reference(self.text[start:end])):
+            self.spans.append((start, end))
+
+    def quoted(self, j: int) -> int:
+        """A string starting at `j` (after an f/b/r prefix): its content masked; the index after it."""
+        text = self.text
+        while j < len(text) and text[j] in "fbrFBRuU" and j + 1 < len(text) and text[j + 1] in _QUOTES + "fbrFBR":
+            j += 1
+        end = _close(text, j + 1, text[j])
+        self.add(j + 1, end)
+        return end + 1
+
+    def group(self, j: int) -> int:
+        """`[...]`/`(...)` after a secret name: every string and bare word in it masked."""
+        text, closer = self.text, {"[": "]", "(": ")", "{": "}"}[self.text[j]]
+        j += 1
+        while j < len(text) and text[j] != closer:
+            if text[j] in " \t,":
+                j += 1
+            elif text[j] in _QUOTES or (text[j] in "fbr" and text[j + 1 : j + 2] in ('"', "'")):
+                j = self.quoted(j)
+            else:
+                end = _stop(text, j, "shell")
+                end = j + 1 if end == j else end
+                self.add(j, min(end, text.find(closer, j) % (len(text) + 1)))
+                j = end
+        return j + 1
+
+    def value(self, j: int, how: str, enclosing: str = "", userpass: bool = False) -> int:
+        text = self.text
+        if j >= len(text):
+            return j
+        ch = text[j]
+        if userpass:
+            end = _close(text, j + 1, ch) if ch in _QUOTES else _stop(text, j, "shell")
+            colon = text.find(":", j, end)
+            if colon >= 0:
+                self.add(colon + 1, end)
+            return end
+        if ch in _QUOTES or (ch in "fbrFBRuU" and text[j + 1 : j + 2] in ("'", '"')):
+            return self.quoted(j)
+        if ch == "\\" and text[j + 1 : j + 2] in _QUOTES:  # `\"value\"` inside another string
+            end = text.find(text[j : j + 2], j + 2)
+            end = len(text) if end < 0 else end
+            self.add(j + 2, end)
+            return end + 2
+        if ch in "[(" or (ch == "{" and how != "line"):
+            return self.group(j)
+        end = _close(text, j, enclosing) if enclosing else _stop(text, j, how)
+        self.add(j, end)
+        return end
+
+
+def _named(masks: _Masks, m: re.Match[str], register: bool) -> int:
+    """The value after a secret-named word (which `m` matched); the index to go on from."""
+    text, s, e = masks.text, m.start(), m.end()
+    word = m.group()
+    enclosing = text[s - 1] if s and text[s - 1] in _QUOTES else ""
+    i = e
+    if enclosing and text[i : i + 1] == enclosing:
+        i, enclosing = i + 1, ""  # the key itself was quoted
+    if word.startswith("-"):
+        if word in ("-u", "--user"):
+            sep = _FLAG_SEP.match(text, i)
+            return masks.value(sep.end(), "shell", userpass=True) if sep else e
+        if word == "-r" and not register:
+            return e
+        sep = _FLAG_SEP.match(text, i)
+        if sep is None or text.startswith("-", sep.end()):
+            return e
+        return masks.value(sep.end(), "shell", enclosing if sep.group() == "=" else "")
+    if text[i : i + 1] == "]":
+        i += 1
+    entry = _ENTRY.match(text, i)
+    sep = entry or _SEP.match(text, i)
+    if sep is None:
+        if _ENV_PREFIX.fullmatch(text, 0, s) and (gap := re.compile(r"[ \t]+").match(text, e)):
+            return masks.value(gap.end(), "line")
+        return e
+    op = sep.group(1) if sep is not entry else ":"
+    if op == ":" and not (sep.group().endswith((" ", "\t")) or sep.end() == len(text) or i > e
+                          or text[sep.end() : sep.end() + 1] in _QUOTES):
+        return e  # `image:tag`, `scheme:rest`: no YAML separator
+    flow = any(c in text[:s] for c in "{[(")
+    if op == "=" and not enclosing:
+        how = "line" if _LINE_START.fullmatch(text, 0, s) else "shell"
+    else:
+        how = "flow" if flow else "line"
+    return masks.value(sep.end(), how, enclosing)
+
+
+def _urls(masks: _Masks) -> None:
+    text, pos = masks.text, 0
+    for m in re.finditer(r"://", text):
+        if m.start() < pos:
+            continue  # inside the URL already read: each character is read once
+        pos = end = _stop(text, m.end(), "url")
+        stop = re.compile(r"[/?#]").search(text, m.end(), end)
+        auth_end = stop.start() if stop else end
+        at = text.rfind("@", m.end(), auth_end)
+        colon = text.find(":", m.end(), at) if at >= 0 else -1
+        if colon >= 0:
+            masks.add(colon + 1, at)
+
+
+def _names(masks: _Masks) -> None:
+    text = masks.text
+    register = "register" in text
+    pos = 0
+    for m in _WORD.finditer(text):
+        if m.start() < pos or not (m.group() in _USERPASS or is_secret_name(m.group())):
+            continue
+        pos = _named(masks, m, register)
 
 
 @functools.lru_cache(maxsize=4096)
-def redact_line(text: str) -> str:
-    """Mask token-like and password-like values in one line of source (a line with several findings
-    is masked once)."""
-    text = _TOKEN.sub(MASK, text)
-    # `-r` is a registration token only for `gitlab-runner register` (`jq -r`, `cp -r` are not)
-    flag = _mask_assignment if "register" in text else _mask_unless_short_r
-    text = _FLAG.sub(flag, text)
-    text = _ENV_SPACE.sub(_mask_assignment, text)
-    text = _ENV_ENTRY.sub(_mask_assignment, text)
-    return _ASSIGN.sub(_mask_assignment, text)
+def redact_line(text: str, prose: bool = False) -> str:
+    """One line with every secret value replaced by `MASK`. `prose`: a sentence sunset wrote (a
+    policy's message, whose `{match}` was redacted when it was filled in): only what is a secret
+    whatever surrounds it (GitLab tokens, URL userinfo, key blocks), not `token: word` shapes."""
+    if _KEY_BLOCK.search(text):
+        return text[: _KEY_BLOCK.search(text).start()] + MASK  # type: ignore[union-attr]
+    masks = _Masks(text)
+    masks.spans.extend(m.span() for m in _TOKEN.finditer(text))
+    _urls(masks)
+    if not prose:
+        _names(masks)
+    out, last = [], 0
+    for start, end in sorted(masks.spans):
+        if end <= last:
+            continue
+        out += [text[last : max(start, last)], MASK]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def redact(text: str, prose: bool = False, diff: bool = False) -> str:
+    """Any text, line by line (line ends kept); the lines of a private key block are masked whole.
+    `diff`: a unified diff, each line's text redacted after its `+`/`-`/` ` marker."""
+    out: list[str] = []
+    in_key = False
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        header = not diff or body.startswith(("+++ ", "--- ", "@@", "\\"))
+        mark, rest = ("", body) if header and not in_key else (body[:1], body[1:])
+        if in_key:
+            in_key = "-----END" not in rest
+            out.append(mark + MASK + line[len(body) :])
+            continue
+        out.append(mark + redact_line(rest, prose) + line[len(body) :])
+        in_key = bool(_KEY_BLOCK.search(rest)) and "-----END" not in rest
+    return "".join(out)
+
+
+# A parser's message quoting the token it stumbled on (`Unexpected Name 'x7Fk…'`): a quoted word of
+# 8 or more characters mixing letters and digits is taken for a credential.
+_QUOTED_WORD = re.compile(r"""(['"`])(?=[^'"`\s]{0,200}[0-9])(?=[^'"`\s]{0,200}[A-Za-z])([^'"`\s]{8,200})\1""")
+
+
+def redact_error(message: str) -> str:
+    """An input error's message: redacted, and credential-looking quoted words masked."""
+    return _QUOTED_WORD.sub(lambda m: m.group(1) + MASK + m.group(1), redact(message))
+
+
+def redact_report(report: Report) -> Report:
+    """A copy of the report with every string a format shows redacted (snippets, messages, matched
+    values, input errors, include targets and notes). A finding's message is policy prose with the
+    matched text filled in already redacted (`scanner.engine.findings`), so it is read as prose."""
+    findings = [
+        dataclasses.replace(
+            f,
+            message=redact(f.message, prose=True),
+            matched=redact(f.matched),
+            location=dataclasses.replace(f.location, snippet=redact(f.location.snippet)),
+        )
+        for f in report.findings
+    ]
+    errors = [dataclasses.replace(e, message=redact_error(e.message)) for e in report.errors]
+    includes = [dataclasses.replace(i, target=redact(i.target), note=redact(i.note)) for i in report.includes]
+    return dataclasses.replace(report, findings=findings, errors=errors, includes=includes)

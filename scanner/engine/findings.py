@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from scanner.core.document import Document
+from scanner.core.redact import redact
 from scanner.core.results import Finding, InputError, Location, Report
 from scanner.core.versions import Version, severity_for
 from scanner.engine.suppress import Suppressions
@@ -77,7 +78,8 @@ class Recorder:
     def finding(self, hit: Hit, loc: Location, print_: str, note: str) -> Finding:
         p = hit.policy
         data = p.data
-        message = data.message.replace("{match}", hit.matched)
+        # the matched text comes from the scanned file: redacted here, where it meets the policy's prose
+        message = data.message.replace("{match}", redact(hit.matched)) if "{match}" in data.message else data.message
         if data.history:
             message += " " + p.history_note()
         severity = self.rules.severity.get(p.id) or severity_for(p.removed, data.informational, self.rules.target)

@@ -2,7 +2,8 @@
 
 Every format module in `scanner.report` exposes `render(report: Report, options: RenderOptions) -> str`.
 `FORMATS` is the only place a format is registered; the CLI's `--format` choices come from it. Its
-entries import their module when they first render.
+entries import their module when they first render, and every one renders the report through the
+redactor (`scanner.core.redact.redact_report`): no format sees a secret, so none can print one.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from scanner.core.redact import redact_report
 from scanner.report.options import RenderOptions
 
 if TYPE_CHECKING:
@@ -24,31 +26,31 @@ Renderer = Callable[["Report", RenderOptions], str]
 def _text(report: Report, options: RenderOptions) -> str:
     from scanner.report import text
 
-    return text.render(report, options)
+    return text.render(redact_report(report), options)
 
 
 def _json(report: Report, options: RenderOptions) -> str:
     from scanner.report import jsonfmt
 
-    return jsonfmt.render(report, options)
+    return jsonfmt.render(redact_report(report), options)
 
 
 def _sarif(report: Report, options: RenderOptions) -> str:
     from scanner.report import sarif
 
-    return sarif.render(report, options)
+    return sarif.render(redact_report(report), options)
 
 
 def _codequality(report: Report, options: RenderOptions) -> str:
     from scanner.report import codequality
 
-    return codequality.render(report, options)
+    return codequality.render(redact_report(report), options)
 
 
 def _markdown(report: Report, options: RenderOptions) -> str:
     from scanner.report import markdown
 
-    return markdown.render(report, options)
+    return markdown.render(redact_report(report), options)
 
 
 # In the order `sunset scan --help` lists them.
