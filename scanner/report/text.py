@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING
 
 from scanner.core.results import Finding, Report
@@ -10,6 +11,18 @@ if TYPE_CHECKING:
     from scanner.report.options import RenderOptions
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
+
+
+def visible(text: str) -> str:
+    """Control characters (C0, C1, DEL) and format characters (bidi overrides, zero-width) from the
+    scanned files shown as escapes (`\\x1b`, `\\u202e`), so they never reach the terminal raw."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") else
+        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        for ch in text
+    )
 
 
 class _Paint:
@@ -22,18 +35,19 @@ class _Paint:
 
 def _finding(f: Finding, paint: _Paint) -> list[str]:
     loc = f.location
-    head = f"{loc.path}:{loc.line}:{loc.column}: {paint(f.severity, f.severity)}[{f.rule_id}] {f.message}"
+    where = f"{visible(loc.path)}:{loc.line}:{loc.column}"
+    head = f"{where}: {paint(f.severity, f.severity)}[{f.rule_id}] {visible(f.message)}"
     out = [paint("bold", head) if paint.enabled else head]
     if loc.snippet:
         gutter = f"{loc.line:>5} | "
-        line = loc.snippet.replace("\t", " ")
+        line = visible(loc.snippet.replace("\t", " "))
         width = (loc.end_column - loc.column) if loc.end_line == loc.line else len(line) - loc.column + 1
         caret = " " * (loc.column - 1) + "^" * max(1, width)
         out.append(paint("dim", gutter) + line)
         out.append(paint("dim", " " * (len(gutter) - 2) + "| ") + paint(f.severity, caret))
     pad = " " * 6
     if f.replacement:
-        out.append(f"{pad}= fix: {f.replacement}")
+        out.append(f"{pad}= fix: {visible(f.replacement)}")
     out.append(f"{pad}= docs: {f.docs_url}")
     return out
 
@@ -49,7 +63,7 @@ def render(report: Report, options: RenderOptions) -> str:
         lines.append(paint("bold", "Input errors:") if color else "Input errors:")
         for e in report.errors:
             where = f"{e.path}:{e.line}" if e.line else e.path
-            lines.append(f"  {where}: {e.message}")
+            lines.append(f"  {visible(where)}: {visible(e.message)}")
         lines.append("")
     counts = report.severity_counts()
     lines.append(

@@ -1,0 +1,56 @@
+"""Terminal escapes from scanned files (a file name, a source line, an error) never reach the
+terminal raw in the text format: they are shown as `\\x1b`, `\\u202e`. JSON and SARIF keep the
+text as it is; JSON's own escaping applies there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scanner.cli import main
+from scanner.report.text import visible
+
+ESC_DIR = "evil\x1b]0;owned\x07"
+LINE = 'curl -s --request PUT --data "active=false" "$CI_API_V4_URL/runners/4" # \x1b[2J\u202eesrever\x9b'
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    folder = tmp_path / ESC_DIR
+    folder.mkdir()
+    (folder / "rotate.sh").write_text(f"#!/bin/sh\n{LINE}\n", encoding="utf-8")
+    (tmp_path / "bad\u202e").mkdir()
+    (tmp_path / "bad\u202e" / ".gitlab-ci.yml").write_text("job:\n  script: [\x1b\n", encoding="utf-8")
+    return tmp_path
+
+
+def _raw(text: str) -> list[str]:
+    return [ch for ch in text if ch not in "\n" and (ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 or ch == "\u202e")]
+
+
+def test_text_output_shows_escapes(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["scan", str(tree), "--format", "text", "--fail-on", "never", "--color", "never"])
+    out = capsys.readouterr().out
+    assert _raw(out) == []
+    assert "evil\\x1b]0;owned\\x07/rotate.sh:2:" in out
+    assert "# \\x1b[2J\\u202eesrever\\x9b" in out
+    assert "bad\\u202e/.gitlab-ci.yml: invalid YAML" in out
+
+
+def test_markdown_output_has_no_raw_escapes(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["scan", str(tree), "--format", "markdown", "--fail-on", "never"])
+    assert _raw(capsys.readouterr().out) == []
+
+
+def test_json_keeps_the_text(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["scan", str(tree), "--format", "json", "--fail-on", "never"])
+    report = json.loads(capsys.readouterr().out)
+    [finding] = [f for f in report["findings"] if f["path"].startswith("evil")]
+    assert finding["path"] == f"{ESC_DIR}/rotate.sh" and finding["snippet"].endswith("\u202eesrever\x9b")
+
+
+def test_visible() -> None:
+    assert visible("plain text, é ü 🙂") == "plain text, é ü 🙂"
+    assert visible("a\x1bb\x00c\x7fd\u2066e\u200bf") == "a\\x1bb\\x00c\\x7fd\\u2066e\\u200bf"
