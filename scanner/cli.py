@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except UsageError as exc:
-        sys.stderr.write(f"sunset: {exc}\n")
+        from scanner.core.redact import redact_error  # a bad value quoted back may be a secret
+
+        sys.stderr.write(f"sunset: {redact_error(str(exc))}\n")
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
