@@ -1,14 +1,20 @@
 """Finding pipeline roots on disk and reading files safely.
 
-Reading never raises: a file that is too large, binary, not UTF-8, empty, or a symlink
-leading out of its repository becomes a `ReadProblem` with a message a person understands.
+Reading never raises nor blocks: a file that is too large, binary, not UTF-8, empty, not a regular
+file (a FIFO, a device, a socket), or a symlink leading out of its repository becomes a
+`ReadProblem` with a message a person understands. Walking reports what it cannot read (a folder,
+a file, a symlink loop, anything that is not a regular file) as a `Skipped` entry instead of
+stopping or hanging. File names are carried losslessly (undecodable bytes as surrogates) and made
+printable where they become report strings (`relative`, `printable`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +22,12 @@ from pathlib import Path
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CI_NAMES = (".gitlab-ci.yml", ".gitlab-ci.yaml")
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", ".tox", "__pycache__", ".terraform", ".mypy_cache"})
+MISSING = "does not exist"
 _SPEC_HEADER = re.compile(r"^spec:\s*$", re.M)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)  # a FIFO opens without waiting
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,21 +36,47 @@ class ReadProblem:
     line: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A walked entry that is not read: why, as an input error without a line."""
+
+    path: Path
+    message: str
+
+
+def not_regular(mode: int) -> str:
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+    return f"not a regular file ({what}); not scanned"
+
+
+def path_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a regular file (following symlinks), or None if it can."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return MISSING
+    except OSError as exc:
+        return _os_problem(exc)
+    except ValueError:  # an embedded NUL, or a surrogate that stands for no byte
+        return MISSING
+    return None if stat.S_ISREG(mode) else not_regular(mode)
+
+
+def _os_problem(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "path too long"
+    return exc.strerror or str(exc)
+
+
 def read_text(real: Path, repo_real: Path, max_bytes: int = MAX_FILE_BYTES) -> str | ReadProblem:
     """Read a file given by its resolved path, inside the resolved repository root."""
-    try:
-        if not real.is_relative_to(repo_real):
-            return ReadProblem(f"symlink points outside the repository (to {real})")
-        size = real.stat().st_size
-        if size > max_bytes:
-            return ReadProblem(f"file is {size} bytes, over the {max_bytes}-byte limit; not scanned")
-        raw = real.read_bytes()
-    except FileNotFoundError:
-        return ReadProblem("file does not exist")
-    except IsADirectoryError:
-        return ReadProblem("is a directory, not a file")
-    except OSError as exc:
-        return ReadProblem(f"cannot read file: {exc.strerror or exc}")
+    if not real.is_relative_to(repo_real):
+        return ReadProblem(f"symlink points outside the repository (to {real})")
+    raw = _read_bytes(real, max_bytes)
+    if isinstance(raw, ReadProblem):
+        return raw
     if b"\0" in raw[:8192]:
         return ReadProblem("binary file (contains NUL bytes); not scanned")
     try:
@@ -50,6 +87,35 @@ def read_text(real: Path, repo_real: Path, max_bytes: int = MAX_FILE_BYTES) -> s
     if not text.strip():
         return ReadProblem("empty file")
     return text
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes | ReadProblem:
+    """At most `max_bytes` of a regular file, checked on the open descriptor (no race, no wait)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        return ReadProblem("file does not exist")
+    except IsADirectoryError:
+        return ReadProblem("is a directory, not a file")
+    except OSError as exc:
+        return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+    with open(fd, "rb") as fh:
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                return ReadProblem("is a directory, not a file")
+            if not stat.S_ISREG(info.st_mode):
+                return ReadProblem(not_regular(info.st_mode))
+            if info.st_size > max_bytes:
+                return ReadProblem(f"file is {info.st_size} bytes, over the {max_bytes}-byte limit; not scanned")
+            raw = fh.read(info.st_size + 1)
+            if len(raw) > info.st_size:  # it grew while being read
+                raw += fh.read(max_bytes + 1 - len(raw))
+        except OSError as exc:
+            return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+    if len(raw) > max_bytes:
+        return ReadProblem(f"file is over the {max_bytes}-byte limit; not scanned")
+    return raw
 
 
 def repo_root_of(path: Path, scan_root: Path) -> Path:
@@ -74,19 +140,53 @@ def named_repo_root(path: Path) -> Path:
     return cwd if path.is_relative_to(cwd) else path.parent
 
 
-def _walk(top: Path) -> Iterator[tuple[Path, list[str]]]:
-    for dirpath, dirnames, filenames in os.walk(top):
-        # `vendor/bundle`: the gems Bundler installs into a project (CI caches often hold it)
-        vendor = os.path.basename(dirpath) == "vendor"
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (vendor and d == "bundle"))
-        yield Path(dirpath), sorted(filenames)
+def _skip_dir(directory: str, name: str) -> bool:
+    # `vendor/bundle`: the gems Bundler installs into a project (CI caches often hold it)
+    return name in SKIP_DIRS or (name == "bundle" and os.path.basename(directory) == "vendor")
 
 
-def walk_files(top: Path) -> Iterator[Path]:
-    """Every file below `top`, sorted, skipping VCS, dependency and cache folders."""
-    for directory, files in _walk(top):
-        for name in files:
-            yield directory / name
+def walk(top: Path, skip_dir: Callable[[str, str], bool] = _skip_dir) -> Iterator[Path | Skipped]:
+    """Every regular, readable file below `top` outside VCS, dependency and cache folders, depth first,
+    each folder's files sorted before its sorted sub-folders (symlinked folders are not entered); what
+    cannot be read, as `Skipped`."""
+    stack = [os.fspath(top)]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            yield Skipped(Path(directory), f"cannot read folder: {_os_problem(exc)}; not scanned")
+            continue
+        folders = []
+        for entry in entries:
+            if _is_dir(entry):
+                if not entry.is_symlink() and not skip_dir(directory, entry.name):
+                    folders.append(entry.path)
+            else:
+                yield _walked_file(entry)
+        stack.extend(reversed(folders))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _walked_file(entry: os.DirEntry[str]) -> Path | Skipped:
+    path = Path(entry.path)
+    try:
+        if entry.is_file():  # a plain file: known from the listing, no system call
+            readable = os.access(entry.path, os.R_OK)
+            return path if readable else Skipped(path, "cannot read file: Permission denied; not scanned")
+        mode = os.stat(entry.path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Skipped(path, "symlink loop; not scanned")
+        return path  # a dangling symlink: reported when read, if it is a file sunset reads
+    return Skipped(path, not_regular(mode))
 
 
 def is_pipeline_root(path: Path) -> bool:
@@ -108,11 +208,13 @@ def _is_component(path: Path, directory: Path) -> bool:
 
 
 def head(path: Path, size: int = 4096) -> str | None:
-    """The first bytes of a file as text, for recognising its kind; None if unreadable."""
+    """The first bytes of a regular file as text, for recognising its kind; None if unreadable."""
     try:
-        with path.open("rb") as fh:
+        with open(os.open(path, _OPEN_FLAGS), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
             return fh.read(size).decode("utf-8", "replace")
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
@@ -126,13 +228,23 @@ def scan_base(paths: list[Path]) -> Path:
 
 
 def relative(path: Path, base: Path) -> str:
+    """A path as the report shows it: relative to `base` when below it, and printable."""
     try:
-        return path.relative_to(base).as_posix()
+        return printable(path.relative_to(base).as_posix())
     except ValueError:
-        return path.as_posix()
+        return printable(path.as_posix())
 
 
-def glob_regex(pattern: str) -> str:
-    """A path glob as GitLab reads `include:local` wildcards: `*` within a folder, `**` across folders."""
-    parts = re.split(r"(\*\*|\*)", pattern.lstrip("/"))
-    return "".join(".*" if t == "**" else "[^/]*" if t == "*" else re.escape(t) for t in parts) + r"\Z"
+def printable(text: str) -> str:
+    """`text` with every lone surrogate shown as an escape: a byte of a file name that is not UTF-8
+    (`\\udcff`, Python's surrogateescape) as `\\xff`, any other as `\\ud800`, so the report encodes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"

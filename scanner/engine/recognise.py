@@ -8,12 +8,12 @@ scanned.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from scanner.core.files import glob_regex, is_pipeline_root, read_text
+from scanner.core.files import is_pipeline_root, read_text
 from scanner.core.tree import ParseError
+from scanner.engine.globs import Glob
 from scanner.engine.kinds import KINDS, Kind, claiming_kind
 from scanner.readers.settings.detect import named_kind
 from scanner.readers.yamldoc import load_yaml
@@ -26,11 +26,11 @@ _JOB_KEYS = frozenset({"script", "trigger", "extends", "stage", "needs", "run"})
 
 @dataclass(frozen=True, slots=True)
 class Recognition:
-    kinds: tuple[tuple[re.Pattern[str], Kind], ...] = ()  # the user's globs, in the file's order
+    kinds: tuple[tuple[Glob, Kind], ...] = ()  # the user's globs, in the file's order
 
     @classmethod
     def of(cls, kinds: dict[str, str]) -> Recognition:
-        return cls(tuple((re.compile(glob_regex(glob)), KINDS[name]) for glob, name in kinds.items()))
+        return cls(tuple((Glob(glob), KINDS[name]) for glob, name in kinds.items()))
 
     def walked(self, path: Path, rel: str) -> Kind | None:
         """A file found by walking a folder: its kind, or None to leave it alone."""

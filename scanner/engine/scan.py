@@ -18,19 +18,23 @@ from pathlib import Path
 from scanner.core.document import Document
 from scanner.core.files import (
     MAX_FILE_BYTES,
+    MISSING,
     ReadProblem,
-    glob_regex,
+    Skipped,
     named_repo_root,
+    path_problem,
+    printable,
     read_text,
     relative,
     repo_root_of,
     scan_base,
-    walk_files,
+    walk,
 )
 from scanner.core.results import Finding, IncludeRecord, InputError, Report
 from scanner.core.tree import ParseError
 from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
+from scanner.engine.globs import Glob, glob_files
 from scanner.engine.kinds import KINDS, Kind
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
@@ -100,7 +104,7 @@ class Scan:
     report: Report = field(init=False)
     indexes: dict[str, PolicyIndex] = field(init=False)
     recorder: Recorder = field(init=False)
-    excluded: re.Pattern[str] | None = field(init=False)
+    excluded: tuple[Glob, ...] = field(init=False)
     recognition: Recognition = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
 
@@ -109,7 +113,7 @@ class Scan:
         o = self.options
         rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
-        self.excluded = re.compile("|".join(glob_regex(g) for g in o.exclude)) if o.exclude else None
+        self.excluded = tuple(Glob(g) for g in o.exclude)
         self.recognition = Recognition.of(o.kinds)
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
@@ -119,12 +123,15 @@ class Scan:
         for arg in paths:
             arg = Path(os.path.abspath(arg))
             if arg.is_dir():
-                for path in walk_files(arg):
-                    self.dispatch(path, arg, explicit=False)
-            elif arg.is_file():
+                for path in walk(arg):
+                    if not isinstance(path, Skipped):
+                        self.dispatch(path, arg, explicit=False)
+                    elif not self.is_excluded(path.path):
+                        self.error(path.path, None, path.message)
+            elif (problem := path_problem(arg)) is None:
                 self.dispatch(arg, named_repo_root(arg), explicit=True)
             else:
-                self.error(arg, None, "no such file or directory")
+                self.error(arg, None, "no such file or directory" if problem == MISSING else _not_scanned(problem))
         for config in self.options.ci_configs:
             self.ci_config(config)
         self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
@@ -132,8 +139,15 @@ class Scan:
         return self.report
 
     def error(self, path: Path | str, line: int | None, message: str) -> None:
-        where = path if isinstance(path, str) else relative(path, self.base)
-        self.report.errors.append(InputError(where, line, message))
+        where = printable(path) if isinstance(path, str) else relative(path, self.base)
+        self.report.errors.append(InputError(where, line, printable(message)))
+
+    def is_excluded(self, path: Path) -> bool:
+        """The user excluded it (`exclude:` in .sunset.yml)."""
+        if not self.excluded:
+            return False
+        rel = relative(path, self.base)
+        return any(glob.match(rel) for glob in self.excluded)
 
     def dispatch(self, path: Path, top: Path, explicit: bool, kind: Kind | None = None) -> None:
         """A pipeline root starts a pipeline; a file another kind claims is checked on its own. A file
@@ -177,8 +191,8 @@ class Scan:
         if real in self.seen:
             return None
         self.seen.add(real)
-        if self.excluded is not None and self.excluded.match(relative(path, self.base)):
-            return None  # the user excluded it (`exclude:` in .sunset.yml)
+        if self.is_excluded(path):
+            return None
         text = read_text(real, pipeline.repo_real, self.options.max_file_bytes)
         if isinstance(text, ReadProblem):
             self.error(path, text.line, text.message)
@@ -217,11 +231,12 @@ class Scan:
         notes = ["child pipeline (trigger:include)"] if entry.child else []
         notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
         note = "; ".join(notes)
+        shown = printable(entry.target)
         if entry.kind != "local" or unresolved:
-            self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, entry.target, False, note))
+            self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, shown, False, note))
             return
         targets = self.local_targets(doc, entry.target, line, pipeline)
-        self.report.includes.append(IncludeRecord(doc.path, line, "local", entry.target, bool(targets), note))
+        self.report.includes.append(IncludeRecord(doc.path, line, "local", shown, bool(targets), note))
         for target, real in targets:
             if entry.child:  # a child pipeline is a root of its own, with its own include limits
                 self.visit(target, real, _Pipeline(pipeline.repo), ())
@@ -246,31 +261,34 @@ class Scan:
             return []
         if "*" not in rel:
             path = repo / rel
-            if not path.is_file():
-                self.error(doc.path, line, f"local include `{target}` does not exist")
+            if (problem := path_problem(path)) is not None:
+                said = "does not exist" if problem == MISSING else f"cannot be read: {problem}"
+                self.error(doc.path, line, f"local include `{_short(target)}` {said}")
                 return []
             real = path.resolve()
             if not real.is_relative_to(repo_real):
                 self.error(doc.path, line, f"include `{target}` escapes the repository root (symlink)")
                 return []
             return [(path, real)]
-        found = [(p, r) for p in _glob(repo, rel) if (r := p.resolve()).is_relative_to(repo_real)]
+        found = []
+        for p in glob_files(repo, rel):
+            if isinstance(p, Skipped):
+                self.error(doc.path, line, f"local include `{_short(target)}` matches `{relative(p.path, repo)}`: "
+                           f"{p.message}")
+            elif (r := p.resolve()).is_relative_to(repo_real):
+                found.append((p, r))
         if not found:
-            self.error(doc.path, line, f"local include pattern `{target}` matches no file")
+            self.error(doc.path, line, f"local include pattern `{_short(target)}` matches no file")
         return found
 
 
-def _glob(repo: Path, pattern: str) -> list[Path]:
-    """GitLab's `include:local` wildcards: `*` within one folder, `**` across folders."""
-    rx = re.compile(glob_regex(pattern))
-    out = []
-    for dirpath, dirnames, filenames in os.walk(repo):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        for name in sorted(filenames):
-            rel = Path(dirpath, name).relative_to(repo).as_posix()
-            if name.endswith((".yml", ".yaml")) and rx.match(rel):
-                out.append(Path(dirpath, name))
-    return out
+def _short(target: str, most: int = 60) -> str:
+    """An include target for a message: at most `most` characters."""
+    return target if len(target) <= most else target[:most] + "…"
+
+
+def _not_scanned(problem: str) -> str:
+    return problem if problem.endswith("not scanned") else f"{problem}; not scanned"
 
 
 def scan(paths: list[Path], policies: list[Policy], options: ScanOptions) -> Report:
