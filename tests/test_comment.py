@@ -445,3 +445,79 @@ def test_command_module_imports_no_http_client() -> None:
     code = "import sys, scanner.commands.comment; print(any(m in sys.modules for m in ('gitlab', 'requests')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
+
+
+class _Hop(BaseHTTPRequestHandler):
+    """Answers `/old/...` with a 302 to `location` + the rest of the path; records the headers of
+    every other request and answers 401, as GitLab does to a request without a token."""
+
+    server: _HopServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.startswith("/old/"):
+            self.send_response(302)
+            self.send_header("Location", self.server.location + self.path[len("/old"):])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.server.seen.append({k.lower(): v for k, v in self.headers.items()})
+        data = b'{"message": "401 Unauthorized"}'
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _HopServer(ThreadingHTTPServer):
+    location = ""
+    seen: list[dict[str, str]]
+
+
+@pytest.fixture
+def hops() -> Iterator[tuple[_HopServer, _HopServer]]:
+    servers = []
+    for _ in range(2):
+        server = _HopServer(("127.0.0.1", 0), _Hop)
+        server.seen = []
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
+        servers.append(server)
+    yield servers[0], servers[1]
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _base(server: _HopServer) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def _redirected_env(first: _HopServer) -> dict[str, str]:
+    return {"CI_API_V4_URL": f"{_base(first)}/old/api/v4", "CI_PROJECT_ID": PROJECT,
+            "CI_MERGE_REQUEST_IID": str(MR), "SUNSET_GITLAB_TOKEN": TOKEN}
+
+
+def test_the_token_does_not_follow_a_redirect_to_another_origin(
+    hops: tuple[_HopServer, _HopServer], findings_report: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = hops
+    first.location = _base(second)  # the same host on another port: another origin
+    assert run(findings_report, _redirected_env(first)) == 2
+    assert second.seen, "the redirect was followed"
+    for headers in second.seen:
+        assert not {"private-token", "job-token", "authorization"} & headers.keys()
+        assert TOKEN not in json.dumps(headers)
+    assert TOKEN not in "".join(capsys.readouterr())
+
+
+def test_the_token_follows_a_redirect_within_the_origin(
+    hops: tuple[_HopServer, _HopServer], findings_report: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, _ = hops
+    first.location = _base(first)
+    assert run(findings_report, _redirected_env(first)) == 2  # 401 from the recorder
+    assert first.seen and all(h.get("private-token") == TOKEN for h in first.seen)
+    capsys.readouterr()

@@ -12,6 +12,10 @@ its backoff cannot be tuned, it waits however long `Retry-After` says, and it fa
 HTTP-date form. So its retries are switched off and a response hook on the requests session
 retries instead, following `RetryPolicy` (numeric or date `Retry-After`, a cap, no POST repeats
 after a 5xx).
+
+Redirects: requests drops `Authorization` when a redirect changes host, but not GitLab's own
+`PRIVATE-TOKEN` or `JOB-TOKEN`, and it keeps them on another port. `_Session` sends none of them
+to another origin (scheme, host and port): the token stays with the server CI named.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import logging
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 import gitlab
 import requests
@@ -32,6 +37,8 @@ from scanner.report.markdown import MARKER
 __all__ = ["GitlabError", "describe", "publish"]
 
 TIMEOUT = 30.0  # seconds per request
+CREDENTIAL_HEADERS = ("PRIVATE-TOKEN", "JOB-TOKEN", "Authorization")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 PER_PAGE = 100  # GitLab's maximum page size
 
 log = logging.getLogger("sunset.comment")
@@ -61,6 +68,24 @@ class _Client(gitlab.Gitlab):
         return super().http_request(verb, path, *args, **kwargs)
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+class _Session(requests.Session):
+    """A session that never carries credentials across a redirect to another origin."""
+
+    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> None:
+        super().rebuild_auth(prepared_request, response)
+        if origin(str(prepared_request.url)) != origin(str(response.request.url)):
+            dropped = [h for h in CREDENTIAL_HEADERS if prepared_request.headers.pop(h, None) is not None]
+            if dropped:
+                log.debug("redirect to another origin (%s); %s not sent", urlsplit(str(prepared_request.url)).netloc,
+                          ", ".join(dropped))
+
+
 def _retry_hook(policy: RetryPolicy) -> Any:
     def hook(response: requests.Response, *args: Any, **kwargs: Any) -> requests.Response:
         attempt = 0
@@ -81,7 +106,7 @@ def _retry_hook(policy: RetryPolicy) -> Any:
 
 
 def connect(target: Target, token: str, policy: RetryPolicy) -> gitlab.Gitlab:
-    session = requests.Session()
+    session = _Session()
     session.hooks["response"].append(_retry_hook(policy))
     return _Client(
         target.url,
