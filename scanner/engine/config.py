@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scanner.core.tree import ParseError
 from scanner.core.versions import RELEASE_RE
 from scanner.readers.yamldoc import load_yaml
+from scanner.rules.facets import check_kind_names
 
 
 class ConfigError(Exception):
@@ -61,11 +62,7 @@ class Config(_Strict):
     @field_validator("kinds")
     @classmethod
     def _known_kinds(cls, value: dict[str, str]) -> dict[str, str]:
-        from scanner.rules.facets import KIND_NAMES
-
-        unknown = [k for k in value.values() if k not in KIND_NAMES]
-        if unknown:
-            raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
+        check_kind_names(value.values())
         return value
 
     @field_validator("target", mode="before")

@@ -9,6 +9,8 @@ order kinds are tried when recognising a file (`scanner.engine.kinds`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 _CI = ("ci-includes", "ci-variables", "ci-jobs", "tree", "scripts")
 _SETTINGS = ("tree", "settings-tree", "settings-env")
 _SOURCE = ("rest-calls", "graphql-documents")
@@ -40,3 +42,10 @@ KIND_NAMES: tuple[str, ...] = tuple(DOCUMENT_FACETS)
 def derived_kinds(facets: frozenset[str]) -> tuple[str, ...]:
     """The document kinds carrying any of these facets, in table order."""
     return tuple(name for name, carried in DOCUMENT_FACETS.items() if carried & facets)
+
+
+def check_kind_names(names: Iterable[str]) -> None:
+    """A policy's `applies_to` and `.sunset.yml`'s `kinds:` name document kinds that exist."""
+    unknown = [name for name in names if name not in DOCUMENT_FACETS]
+    if unknown:
+        raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scanner.core.versions import RELEASE_RE
-from scanner.rules.facets import KIND_NAMES
+from scanner.rules.facets import check_kind_names
 from scanner.rules.fixes import FixSpec
 
 
@@ -69,9 +69,7 @@ class PolicyModel(Strict):
     @field_validator("applies_to")
     @classmethod
     def _known_kinds(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        unknown = [k for k in value or () if k not in KIND_NAMES]
-        if unknown:
-            raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
+        check_kind_names(value or ())
         return value
 
     @field_validator("fix", mode="before")
