@@ -14,6 +14,7 @@ It runs once per event: return a shared empty tuple when there is nothing, alloc
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
@@ -87,7 +88,7 @@ class Detector(Protocol):
         ...
 
 
-class Base:
+class Base(ABC):
     """Defaults for the optional parts of `Detector`: no dedup, no checks, no settings, nothing
     shown in the views, nothing to keep (an actor value it owns can be dropped any time)."""
 
@@ -96,8 +97,9 @@ class Base:
     settings: tuple[str, ...] = ()
     findings: tuple[type[Finding], ...] = ()
 
+    @abstractmethod
     def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
-        raise NotImplementedError  # each detector has its own
+        """Each detector's own: the stage value in, its results out (see `Detector.on_event`)."""
 
     def handler(self, kind: str) -> Handler:
         return self.on_event
