@@ -13,6 +13,12 @@ _TIERS = {
 }
 
 
+# Where a policy came from, as the docs say it (the policy data's `origin:` values are internal).
+_ORIGIN = {"seed": "GitLab's REST v5, GraphQL and release deprecations (where it was first announced)",
+           "gitlab": "GitLab's deprecation list"}
+_SHORT_ORIGIN = {"seed": "first announcement", "gitlab": "deprecation list"}
+
+
 def _fence(text: str, lang: str = "yaml") -> str:
     return f"```{lang}\n{text.rstrip()}\n```"
 
@@ -24,7 +30,7 @@ def policy_markdown(p: Policy) -> str:
         f"| Removed in | {d.removed_in or 'not scheduled'} |",
         f"| Breaking | {'yes' if d.breaking else 'no'} |",
         f"| Level | {'info' if d.informational else 'error when removed at or before --target, else warning'} |",
-        f"| Origin | {'the seed document' if d.origin == 'seed' else 'GitLab deprecation list (beyond the seed)'} |",
+        f"| Origin | {_ORIGIN[d.origin]} |",
         f"| Applies to | {', '.join(p.applies_to)} |",
         f"| Matcher | `{d.match['kind']}` |",
     ]
@@ -43,7 +49,8 @@ def policy_markdown(p: Policy) -> str:
             for h in d.history
         ]
         parts.append(
-            "## Milestone history\n\nThe seed's milestone is kept above; GitLab's own record later changed it:\n\n"
+            "## Milestone history\n\nThe release first announced is kept above; GitLab's own record later "
+            "changed it:\n\n"
             "| Release | Event | New removal | Note |\n|---|---|---|---|\n" + "\n".join(rows)
         )
     parts.append("## References\n\n" + "\n".join(f"- [{r.title}]({r.url})" for r in d.references))
@@ -80,7 +87,7 @@ def fix_markdown(p: Policy) -> str:
 def index_markdown(policies: list[Policy]) -> str:
     rows = [
         f"| [{p.id}]({p.id}.md) | {p.data.title} | {p.data.deprecated_in or '—'} | "
-        f"{p.data.removed_in or '—'} | {p.data.origin} | {tier_of(p.fixes)} |"
+        f"{p.data.removed_in or '—'} | {_SHORT_ORIGIN[p.data.origin]} | {tier_of(p.fixes)} |"
         for p in policies
     ]
     return (
