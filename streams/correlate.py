@@ -53,7 +53,7 @@ def on_project_event(value: dict[str, Any], event: dict[str, Any], limits: Detec
     removes a window's worth at least.
     """
     ts, ip = event["ts"], event["ip_address"]
-    if not ip:
+    if not ip or event["entity_path"] is None:  # normalize routes neither here; kept for direct callers
         return NONE
     auths = value["auths"]
     if auths:

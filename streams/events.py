@@ -60,6 +60,20 @@ def parse_payload(raw: bytes | str) -> list[Any] | Rejected:
     return doc if type(doc) is list else [doc]
 
 
+def internal_error(exc: BaseException) -> str:
+    """The dead-letter reason for an exception sunset did not expect: a bug, said as one, never a crash."""
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def normalize_safely(raw: Any) -> dict[str, Any] | Rejected:
+    """`normalize`, with an unexpected exception turned into a rejection (the event goes to the
+    dead letters; the rest of the input goes on)."""
+    try:
+        return normalize(raw)
+    except Exception as exc:  # noqa: BLE001 - one event never stops the stream
+        return Rejected(internal_error(exc))
+
+
 def _int(value: Any) -> int | None:
     if type(value) is int:
         return value
@@ -189,7 +203,8 @@ def _route(event: dict[str, Any]) -> dict[str, Any]:
     event["pkey"] = event["entity_path"] if kind in PROJECT_STAGE_TYPES else None
     actor = author is not None and author > 0 and (
         download or kind == JOB_TOKEN_AUTH
-        or (event["entity_type"] == "Project" and event["ip_address"] is not None and event["ts"] is not None))
+        or (event["entity_type"] == "Project" and event["ip_address"] is not None and event["ts"] is not None
+            and event["entity_path"] is not None))  # an access needs the project it reached
     event["akey"] = str(author) if actor else None
     return event
 

@@ -25,7 +25,7 @@ from streams.batching import (
     send_raw,
 )
 from streams.engine import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
-from streams.events import Rejected, compact, normalize, parse_payload
+from streams.events import Rejected, compact, normalize_safely, parse_payload
 from streams.findings import Finding
 from streams.metrics import Metrics
 from streams.settings import StreamSettings
@@ -101,7 +101,7 @@ class Router:
                 await self.out.dead_letter(message, payload.reason)
                 continue
             for index, raw in enumerate(payload):
-                record = normalize(raw)
+                record = normalize_safely(raw)
                 if isinstance(record, Rejected):
                     await self.out.dead_letter(message, record.reason, element=index if len(payload) > 1 else None)
                     continue

@@ -6,9 +6,15 @@ the destination's verification token in `X-Gitlab-Event-Streaming-Token` and the
 JSON, so the body is parsed as JSON whatever the Content-Type says. GitLab does not retry a
 failed delivery, so an event is answered 2xx only once the broker has acknowledged it:
 
-* 401 wrong or missing token (compared in constant time), 413 body over the cap,
-  400 not JSON / not an object or array (recorded on the dead-letter topic),
+* 401 wrong, missing or undecodable token (compared in constant time), 413 body over the byte
+  cap, over `max_body_values` JSON values (counted on the bytes, before parsing) or over
+  `max_events_per_request` events, 408 body not received within `body_timeout`,
+  400 not JSON (invalid UTF-8, lone surrogates, nesting deeper than 1,024) / not an object or
+  array / an element that cannot be re-encoded (recorded on the dead-letter topic),
   503 broker unavailable (not started, or no acknowledgement within `publish_timeout`).
+
+A connection that has not sent a request's headers within `header_timeout` seconds is closed
+(aiohttp's keep-alive timer, which runs from the connection's start and while it is idle).
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ import contextlib
 import hmac
 import json
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from streams.kafka import ensure_topics, new_producer
@@ -98,8 +106,10 @@ class KafkaPublisher:
 
 
 def _authorized(request: web.Request, token: str) -> bool:
-    got = request.headers.get(TOKEN_HEADER, "")
-    return hmac.compare_digest(got.encode(), token.encode())
+    """aiohttp decodes header bytes that are not UTF-8 as surrogates: those never match a token
+    (which is text), and never raise."""
+    got = request.headers.get(TOKEN_HEADER, "").encode("utf-8", "surrogateescape")
+    return hmac.compare_digest(got, token.encode())
 
 
 async def _read_capped(request: web.Request, cap: int) -> bytes | None:
@@ -115,8 +125,34 @@ async def _read_capped(request: web.Request, cap: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _messages(doc: Any, event_type: str | None) -> list[tuple[bytes | None, bytes]] | None:
-    """One message per event, keyed by `entity_path` for locality; None if not an object/array."""
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A body the receiver does not publish: the status, the client's error, and the dead-letter
+    reason (None: not recorded, e.g. too large to keep)."""
+
+    status: int
+    error: str
+    reason: str | None = None
+
+
+def _values_bound(body: bytes) -> int:
+    """An upper bound of the JSON values in `body`: each value but the first of its container is
+    preceded by a comma, each container opens with a bracket (keys count once more). C-speed
+    counts over the bytes: a body is refused before a parser builds millions of objects."""
+    return 2 * (body.count(b",") + body.count(b"{") + body.count(b"[") + 1)
+
+
+Messages = list[tuple[bytes | None, bytes]]
+
+
+def parse_body(body: bytes, event_type: str | None, settings: StreamSettings) -> Messages | Refused:
+    """One message per event, keyed by `entity_path` for locality; or why the body is refused."""
+    if _values_bound(body) > settings.max_body_values:
+        return Refused(413, f"body has more than {settings.max_body_values} JSON values")
+    try:
+        doc = orjson.loads(body)  # strict UTF-8, no lone surrogates, depth ≤ 1,024: never recursion
+    except orjson.JSONDecodeError as exc:
+        return Refused(400, f"invalid JSON: {exc}", f"invalid JSON: {exc}")
     if isinstance(doc, dict):
         if event_type and not doc.get("event_type"):
             doc = {**doc, "event_type": event_type}
@@ -124,11 +160,17 @@ def _messages(doc: Any, event_type: str | None) -> list[tuple[bytes | None, byte
     elif isinstance(doc, list):
         items = doc
     else:
-        return None
+        return Refused(400, "expected a JSON object or an array of objects", "not a JSON object or array")
+    if len(items) > settings.max_events_per_request:
+        return Refused(413, f"more than {settings.max_events_per_request} events in one body")
     out = []
     for item in items:
         path = item.get("entity_path") if isinstance(item, dict) else None
-        out.append((path.encode() if isinstance(path, str) else None, json.dumps(item).encode()))
+        try:
+            value = orjson.dumps(item)
+        except orjson.JSONEncodeError as exc:  # nested past orjson's 254 levels on the way out
+            return Refused(400, f"cannot re-encode an event: {exc}", f"cannot re-encode an event: {exc}")
+        out.append((path.encode() if isinstance(path, str) else None, value))
     return out
 
 
@@ -148,18 +190,18 @@ class Receiver:
     async def audit_events(self, request: web.Request) -> web.Response:
         if not _authorized(request, self.token):
             return self._answer(401, {"error": "invalid or missing " + TOKEN_HEADER})
-        body = await _read_capped(request, self.settings.max_body_bytes)
+        try:
+            async with asyncio.timeout(self.settings.body_timeout):
+                body = await _read_capped(request, self.settings.max_body_bytes)
+        except TimeoutError:
+            return self._answer(408, {"error": f"body not received within {self.settings.body_timeout:g} s"})
         if body is None:
             return self._answer(413, {"error": f"body larger than {self.settings.max_body_bytes} bytes"})
-        try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            await self._record_bad(body, f"invalid JSON: {exc}")
-            return self._answer(400, {"error": f"invalid JSON: {exc}"})
-        messages = _messages(doc, request.headers.get(TYPE_HEADER))
-        if messages is None:
-            await self._record_bad(body, "not a JSON object or array")
-            return self._answer(400, {"error": "expected a JSON object or an array of objects"})
+        messages = parse_body(body, request.headers.get(TYPE_HEADER), self.settings)
+        if isinstance(messages, Refused):
+            if messages.reason is not None:
+                await self._record_bad(body, messages.reason)
+            return self._answer(messages.status, {"error": messages.error})
         try:
             await self.publisher.publish(self.settings.input_topic, messages)
         except BrokerUnavailable as exc:
@@ -204,6 +246,12 @@ def create_receiver(settings: StreamSettings, publisher: KafkaPublisher | None =
     return app
 
 
+def runner_options(settings: StreamSettings) -> dict[str, Any]:
+    """What the aiohttp runner needs besides the app: the header timeout (see the module's docstring)."""
+    return {"keepalive_timeout": settings.header_timeout}
+
+
 def serve(settings: StreamSettings) -> None:
     """Run until interrupted."""
-    web.run_app(create_receiver(settings), host=settings.receiver_host, port=settings.receiver_port, print=None)
+    web.run_app(create_receiver(settings), host=settings.receiver_host, port=settings.receiver_port, print=None,
+                **runner_options(settings))

@@ -19,8 +19,9 @@ import orjson
 
 from streams.downloads import tallies
 from streams.engine import Engine
-from streams.events import Rejected, normalize, parse_payload
+from streams.events import Rejected, internal_error, normalize, normalize_safely, parse_payload
 from streams.findings import Finding
+from streams.registry import REGISTRY, Registry
 from streams.settings import DetectorSettings
 
 Dead = list[dict[str, Any]]
@@ -38,7 +39,7 @@ def _line(number: int, line: bytes, dead: Dead) -> list[dict[str, Any]]:
         return []
     out = []
     for index, raw in enumerate(payload):
-        event = normalize(raw)
+        event = normalize_safely(raw)
         if isinstance(event, Rejected):
             where = f"element {index}: " if len(payload) > 1 else ""
             dead.append({"line": number, "reason": where + event.reason})
@@ -53,17 +54,20 @@ class _Parser:
     def __init__(self) -> None:
         self.dead: Dead = []
         self.lines = 0
+        self.at = 0  # the line of the event last yielded
 
     def events(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
         """The normalized events of `lines`, numbered from 1, in order; the common case (one
         well-formed event per line) inline."""
         dead, number = self.dead, 0
         for number, line in enumerate(lines, start=1):  # noqa: B007 - counted below
+            self.at = number
             try:
                 raw = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                raw = None
-            if type(raw) is dict and type(event := normalize(raw)) is dict:
+                event = normalize(raw) if type(raw) is dict else None
+            except Exception:  # noqa: BLE001 - not JSON, or a normalize bug: `_line` says which
+                event = None
+            if type(event) is dict:
                 yield event
             else:
                 yield from _line(number, line, dead)
@@ -73,28 +77,35 @@ class _Parser:
 class _Replay:
     """The engine plus what the document needs besides it: findings by id, dead letters."""
 
-    def __init__(self, limits: DetectorSettings, seed: Iterable[dict[str, Any]]) -> None:
-        self.engine = Engine(limits)
+    def __init__(self, limits: DetectorSettings, seed: Iterable[dict[str, Any]], registry: Registry) -> None:
+        self.engine = Engine(limits, registry)
         self.findings: dict[str, Finding] = {}
         self.dead: Dead = []
         self.lines = 0
         for record in seed:  # line 0
-            event = normalize(record)
+            event = normalize_safely(record)
             if isinstance(event, Rejected):
                 self.dead.append({"line": 0, "reason": "snapshot: " + event.reason})
             else:
                 self.apply(event)
 
     def apply(self, event: dict[str, Any]) -> None:
-        for finding in self.engine.step(event):  # the latest state of each, where it first appeared
-            self.findings[finding.id] = finding
+        try:
+            for finding in self.engine.step(event):  # the latest state of each, where it first appeared
+                self.findings[finding.id] = finding
+        except Exception as exc:  # noqa: BLE001 - one event never stops the replay
+            self.dead.append({"line": 0, "reason": "snapshot: " + internal_error(exc)})
 
-    def run(self, events: Iterable[dict[str, Any]]) -> None:
-        """The hot loop."""
-        step, findings = self.engine.step, self.findings
-        for event in events:
-            for finding in step(event):
-                findings[finding.id] = finding
+    def run(self, parser: _Parser, lines: Iterable[bytes]) -> None:
+        """The hot loop. An exception a detector did not expect makes that event a dead letter
+        (`internal error: …`, with its line), like the worker does; the rest goes on."""
+        step, findings, dead = self.engine.step, self.findings, parser.dead
+        for event in parser.events(lines):
+            try:
+                for finding in step(event):
+                    findings[finding.id] = finding
+            except Exception as exc:  # noqa: BLE001 - zero cost unless raised
+                dead.append({"line": parser.at, "reason": internal_error(exc)})
 
     def document(self) -> dict[str, Any]:
         engine = self.engine
@@ -119,11 +130,11 @@ def _no_gc() -> Iterator[None]:
 
 
 def replay_lines(lines: Iterable[bytes], limits: DetectorSettings,
-                 seed: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+                 seed: Iterable[dict[str, Any]] = (), registry: Registry = REGISTRY) -> dict[str, Any]:
     """Run the engine over `seed` records (line 0), then over the lines; the replay document."""
-    replay, parser = _Replay(limits, seed), _Parser()
+    replay, parser = _Replay(limits, seed, registry), _Parser()
     with _no_gc():
-        replay.run(parser.events(lines))
+        replay.run(parser, lines)
     replay.dead += parser.dead
     replay.lines = parser.lines
     return replay.document()

@@ -50,6 +50,12 @@ class StreamSettings(DetectorSettings):
     token: SecretStr | None = Field(None, description="the destination's verification token")
     max_body_bytes: int = Field(25 * MIB, ge=1024, description="GitLab itself caps a streamed body at 25 MiB")
     publish_timeout: float = Field(5.0, gt=0, description="seconds to wait for the broker before answering 503")
+    max_events_per_request: int = Field(1000, ge=1, description="events in one body (an array); more is 413")
+    max_body_values: int = Field(250_000, ge=1000, description=(
+        "JSON values a body may hold, bounding a request's memory; counted on the bytes before parsing"))
+    header_timeout: float = Field(15.0, gt=0, description=(
+        "seconds a connection may take to send a request's headers (and may stay idle between requests)"))
+    body_timeout: float = Field(30.0, gt=0, description="seconds to receive a request's body; slower is 408")
     # Broker tuning; None keeps Faust's default.
     broker_session_timeout: float | None = None
     broker_heartbeat_interval: float | None = None

@@ -15,7 +15,7 @@ from aiohttp import web
 from streamkit import broker_fixture, event, read_topic  # noqa: F401 - the `broker` fixture
 
 from streams.broker import EmbeddedBroker, free_port
-from streams.receiver import TOKEN_HEADER, TYPE_HEADER, create_receiver
+from streams.receiver import TOKEN_HEADER, TYPE_HEADER, create_receiver, runner_options
 from streams.settings import StreamSettings, load_settings
 
 TOKEN = "s3cret-token"
@@ -30,7 +30,7 @@ def settings_for(url: str, **over: Any) -> StreamSettings:
 
 @asynccontextmanager
 async def serving(settings: StreamSettings) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
-    runner = web.AppRunner(create_receiver(settings))
+    runner = web.AppRunner(create_receiver(settings), **runner_options(settings))
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
