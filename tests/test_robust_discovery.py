@@ -222,3 +222,15 @@ def test_glob_matches_like_the_regex_translation() -> None:
         assert Glob(pattern).match(path) == bool(_reference(pattern).match(path)), (pattern, path)
     assert Glob("ci/**/*.yml").match("ci/a/b/c.yml") and not Glob("ci/*.yml").match("ci/a/c.yml")
     assert Glob("/vendor/**").match("vendor/x/y") and Glob("***.yml").match("a/b.yml")
+
+
+def test_a_fifo_given_as_the_configuration_is_refused_not_waited_on(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".gitlab-ci.yml").write_text(TERRAFORM)
+    os.mkfifo(repo / ".sunset.yml")
+    result = sunset("scan", str(repo), "--config", str(repo / ".sunset.yml"))
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode() == f"sunset: {repo / '.sunset.yml'}:1: cannot read: not a regular file (a FIFO)\n"
+    walked = scan_json(repo)  # found by the walk: reported, never read
+    assert (errors(walked), found(walked)) == ([(".sunset.yml", None, fifo_message())], {FOUND})

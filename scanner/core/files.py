@@ -89,6 +89,19 @@ def read_text(real: Path, repo_real: Path, max_bytes: int = MAX_FILE_BYTES) -> s
     return text
 
 
+def read_settings_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str | ReadProblem:
+    """sunset's own configuration file: a regular file (a FIFO named `.sunset.yml` is refused, not
+    waited on), size-capped, UTF-8; empty is fine (an empty configuration)."""
+    raw = _read_bytes(path, max_bytes)
+    if isinstance(raw, ReadProblem):
+        return raw
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return ReadProblem(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line)
+
+
 def _read_bytes(path: Path, max_bytes: int) -> bytes | ReadProblem:
     """At most `max_bytes` of a regular file, checked on the open descriptor (no race, no wait)."""
     try:
@@ -233,6 +246,15 @@ def relative(path: Path, base: Path) -> str:
         return printable(path.relative_to(base).as_posix())
     except ValueError:
         return printable(path.as_posix())
+
+
+def shorten(target: str, most: int = 60) -> str:
+    """A path or include target for a message: at most `most` characters."""
+    return target if len(target) <= most else target[:most] + "…"
+
+
+def not_scanned(problem: str) -> str:
+    return problem if problem.endswith("not scanned") else f"{problem}; not scanned"
 
 
 def printable(text: str) -> str:

@@ -23,6 +23,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from scanner.core.files import ReadProblem, read_settings_text
 from scanner.core.tree import ParseError
 from scanner.core.versions import RELEASE_RE
 from scanner.readers.yamldoc import load_yaml
@@ -84,10 +85,11 @@ class LoadedConfig(NamedTuple):
 
 
 def load_config(path: Path) -> LoadedConfig:
+    text = read_settings_text(path)
+    if isinstance(text, ReadProblem):
+        raise ConfigError(f"{path}:{text.line or 1}: cannot read: {text.message.removesuffix('; not scanned')}")
     try:
-        doc = load_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}:1: cannot read: {exc}") from None
+        doc = load_yaml(text)
     except ParseError as exc:
         raise ConfigError(f"{path}:{exc.line or 1}: {exc.message}") from None
     root = doc.roots[0] if doc.roots else {}
