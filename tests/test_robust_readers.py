@@ -117,7 +117,8 @@ def test_toml_deep_or_huge_value_is_a_warning_and_the_rest_is_read(value: str) -
 
 
 @pytest.mark.parametrize(("expr", "line"), [
-    ("+".join(["1"] * 1001), 3), ("+".join(["1"] * 5000), None), ("a" + ".b" * 300, 3), ("-" * 300 + "1", 3),
+    ("+".join(["1"] * 1001), 3), ("+".join(["1"] * 5000), 3), ("a" + ".b" * 300, 3), ("-" * 300 + "1", 3),
+    ("(\n" + "+".join(["1"] * 5000) + "\n)\ny = 1", 3),  # a statement over lines: its first line
 ])
 def test_python_nested_too_deep_is_a_parse_error_and_never_reaches_the_extractor(expr: str, line: int | None) -> None:
     text = "import requests\nrequests.get('https://h/api/v4/projects')\nx = " + expr + "\n"
@@ -170,3 +171,31 @@ def test_include_entries_stop_after_1000_with_a_problem() -> None:
     assert len(entries) == 1001
     assert entries[-1].kind == "invalid"
     assert entries[-1].problem == "more than 1000 include entries in one file; the rest are not read"
+
+
+def test_a_bug_in_an_extractor_on_one_file_is_an_input_error_and_the_rest_is_scanned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: no input is known to make an extractor raise (the fuzz suite looks for one);
+    when one does, that file is an `internal error` entry with its path and the scan goes on."""
+    from scanner.commands.scan import load
+    from scanner.core.versions import Version
+    from scanner.engine.scan import ScanOptions, scan
+    from scanner.readers.api import jssource
+
+    call = 'const r = await fetch("https://gitlab.example.com/api/v4/projects/1/merge_requests/2/changes");\n'
+    (tmp_path / "ok.js").write_text(call)
+    (tmp_path / "bad.js").write_text("// BOOM\n" + call)
+    real = jssource.extract
+
+    def extract(text: str) -> object:
+        if "BOOM" in text:
+            raise RuntimeError("extractor bug")
+        return real(text)
+
+    monkeypatch.setattr(jssource, "extract", extract)
+    report = scan([tmp_path], load(None), ScanOptions(Version.parse("19.0")))
+    assert [(f.rule_id, f.location.path, f.location.line, f.location.column) for f in report.findings] == [
+        ("rest-mr-changes-endpoint", "ok.js", 1, 57)]
+    assert [(e.path, e.line, e.message) for e in report.errors] == [
+        ("bad.js", None, "internal error (a bug in sunset; please report it): RuntimeError: extractor bug; "
+         "file not fully checked")]

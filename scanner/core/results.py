@@ -33,6 +33,18 @@ class Location:
     end_column: int
     symbolic: str
     snippet: str
+    # Where `column`/`end_column` fall in `snippet` once it is redacted (a masked value is shorter
+    # or longer than the text it hides); 0: the same as in the file. Not part of the JSON contract.
+    snippet_column: int = 0
+    snippet_end_column: int = 0
+
+    def snippet_span(self) -> tuple[int, int | None]:
+        """The 1-based (start, end) columns of the finding in `snippet`'s first line; end None when
+        the finding runs past that line."""
+        start = self.snippet_column or self.column
+        if self.end_line != self.line:
+            return start, None
+        return start, self.snippet_end_column or self.end_column
 
     @classmethod
     def of(cls, path: str, span: Span, symbolic: str, snippet: str) -> Location:
@@ -86,3 +98,8 @@ class Report:
         for f in self.findings:
             counts[f.severity] += 1
         return counts
+
+
+def internal_error(exc: BaseException) -> str:
+    """An input error for an exception sunset did not expect on one file: a bug, said as one."""
+    return f"internal error (a bug in sunset; please report it): {type(exc).__name__}: {exc}; file not fully checked"

@@ -22,15 +22,17 @@ from scanner.core.files import (
     ReadProblem,
     Skipped,
     named_repo_root,
+    not_scanned,
     path_problem,
     printable,
     read_text,
     relative,
     repo_root_of,
     scan_base,
+    shorten,
     walk,
 )
-from scanner.core.results import Finding, IncludeRecord, InputError, Report
+from scanner.core.results import Finding, IncludeRecord, InputError, Report, internal_error
 from scanner.core.tree import ParseError
 from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
@@ -131,7 +133,7 @@ class Scan:
             elif (problem := path_problem(arg)) is None:
                 self.dispatch(arg, named_repo_root(arg), explicit=True)
             else:
-                self.error(arg, None, "no such file or directory" if problem == MISSING else _not_scanned(problem))
+                self.error(arg, None, "no such file or directory" if problem == MISSING else not_scanned(problem))
         for config in self.options.ci_configs:
             self.ci_config(config)
         self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
@@ -201,10 +203,15 @@ class Scan:
         if self.options.progress:
             self.options.progress(self.report.files_scanned, relative(path, self.base))
         try:
-            data = kind.parse(text)
+            return self.check(path, kind, text)
         except ParseError as exc:
             self.error(path, exc.line, exc.message)
-            return None
+        except Exception as exc:  # noqa: BLE001 - a bug on one file never stops the scan; it is said, with the file
+            self.error(path, None, internal_error(exc))
+        return None
+
+    def check(self, path: Path, kind: Kind, text: str) -> Document:
+        data = kind.parse(text)
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(path, line, message)
         doc = Document(relative(path, self.base), path, kind.name, text, data)
@@ -219,7 +226,12 @@ class Scan:
         doc = self.load(path, real, pipeline)
         if doc is None:
             return
-        for entry in ci.include_entries(doc):
+        try:
+            entries = list(ci.include_entries(doc))
+        except Exception as exc:  # noqa: BLE001 - as in `load`
+            self.error(path, None, internal_error(exc))
+            return
+        for entry in entries:
             self.follow(doc, entry, pipeline, stack + (real,))
 
     def follow(self, doc: Document, entry: ci.IncludeEntry, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
@@ -263,7 +275,7 @@ class Scan:
             path = repo / rel
             if (problem := path_problem(path)) is not None:
                 said = "does not exist" if problem == MISSING else f"cannot be read: {problem}"
-                self.error(doc.path, line, f"local include `{_short(target)}` {said}")
+                self.error(doc.path, line, f"local include `{shorten(target)}` {said}")
                 return []
             real = path.resolve()
             if not real.is_relative_to(repo_real):
@@ -273,22 +285,13 @@ class Scan:
         found = []
         for p in glob_files(repo, rel):
             if isinstance(p, Skipped):
-                self.error(doc.path, line, f"local include `{_short(target)}` matches `{relative(p.path, repo)}`: "
+                self.error(doc.path, line, f"local include `{shorten(target)}` matches `{relative(p.path, repo)}`: "
                            f"{p.message}")
             elif (r := p.resolve()).is_relative_to(repo_real):
                 found.append((p, r))
         if not found:
-            self.error(doc.path, line, f"local include pattern `{_short(target)}` matches no file")
+            self.error(doc.path, line, f"local include pattern `{shorten(target)}` matches no file")
         return found
-
-
-def _short(target: str, most: int = 60) -> str:
-    """An include target for a message: at most `most` characters."""
-    return target if len(target) <= most else target[:most] + "…"
-
-
-def _not_scanned(problem: str) -> str:
-    return problem if problem.endswith("not scanned") else f"{problem}; not scanned"
 
 
 def scan(paths: list[Path], policies: list[Policy], options: ScanOptions) -> Report:
