@@ -44,7 +44,10 @@ def test_progress_waits_a_moment_then_throttles(monkeypatch: pytest.MonkeyPatch)
             "    - gitlab-runner register --registration-token **** --url $U",
         ),
         ('    - gitlab-runner register -r "abc123"', '    - gitlab-runner register -r "****"'),
-        ("    - REGISTRATION_TOKEN=abc gitlab-runner register", "    - REGISTRATION_TOKEN=**** gitlab-runner register"),
+        # A list item's value runs to the end of the line: in a compose `environment:` list it is all
+        # value; in a job script the command after it is masked too (never a leak, a little less shown).
+        ("    - REGISTRATION_TOKEN=abc gitlab-runner register", "    - REGISTRATION_TOKEN=****"),
+        ("    - DB_PASSWORD=two words # note", "    - DB_PASSWORD=**** # note"),
         ("  RUNNER_TOKEN: glrt-t1_abcdefghijklm", "  RUNNER_TOKEN: ****"),
         ("  url: https://x/?private_token=glpat-abcdefghij1234", "  url: https://x/?private_token=****"),
         (

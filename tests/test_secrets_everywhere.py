@@ -111,6 +111,8 @@ runnerRegistrationToken: "{s("helm-token")} with spaces"
       GITLAB_SHARED_RUNNERS_REGISTRATION_TOKEN: "{s("compose-shared")}"
   runner:
     image: gitlab/gitlab-runner:v17.11.0
+    environment:
+      - REGISTRATION_TOKEN=two {s("compose-list-words")}
     command: ["register", "--registration-token", "{s("compose-exec")}", "--url", "https://oauth2:{s("compose-url")}@gitlab.example.com"]
 """,
     "docker/Dockerfile": f"""FROM gitlab/gitlab-runner:v17.11.0

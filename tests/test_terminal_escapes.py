@@ -54,3 +54,35 @@ def test_json_keeps_the_text(tree: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_visible() -> None:
     assert visible("plain text, é ü 🙂") == "plain text, é ü 🙂"
     assert visible("a\x1bb\x00c\x7fd\u2066e\u200bf") == "a\\x1bb\\x00c\\x7fd\\u2066e\\u200bf"
+
+
+
+def caret_tree(root: Path) -> Path:
+    (root / ".gitlab-ci.yml").write_text(
+        "job:\n  script:\n    - DB_PASS=secret1word gitlab-runner register --registration-token abc --url x\n")
+    (root / "register.sh").write_text('#!/bin/sh\nprintf "\x1b[0m"; gitlab-runner register --registration-token def\n')
+    return root
+
+
+def test_the_caret_stays_under_the_match_when_values_are_masked_or_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["scan", str(caret_tree(tmp_path)), "--fail-on", "never", "--color", "never"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if line.startswith(("    2 |", "    3 |", "      | "))] == [
+        "    3 |     - DB_PASS=**** gitlab-runner register --registration-token **** --url x",
+        "      |                                           ^^^^^^^^^^^^^^^^^^^^",
+        '    2 | printf "\\x1b[0m"; gitlab-runner register --registration-token ****',
+        "      |                                          ^^^^^^^^^^^^^^^^^^^^"]
+
+
+def test_sarif_region_snippet_is_the_match_and_json_columns_are_the_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    caret_tree(tmp_path)
+    main(["scan", str(tmp_path), "--format", "sarif", "--fail-on", "never"])
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    regions = [r["locations"][0]["physicalLocation"]["region"] for r in results]
+    assert [(g["startLine"], g["startColumn"], g["snippet"]["text"]) for g in regions] == [
+        (3, 50, "--registration-token"), (2, 39, "--registration-token")]
+    main(["scan", str(tmp_path), "--format", "json", "--fail-on", "never"])
+    found = [(f["path"], f["line"], f["column"]) for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert found == [(".gitlab-ci.yml", 3, 50), ("register.sh", 2, 39)]

@@ -87,7 +87,8 @@ def _region(f: Finding) -> dict[str, Any]:
         "endLine": loc.end_line,
         "endColumn": loc.end_column,
     }
-    part = loc.snippet[loc.column - 1 : loc.end_column - 1] if loc.end_line == loc.line else ""
+    start, end = loc.snippet_span()
+    part = loc.snippet[start - 1 : end - 1] if end is not None else ""
     if part:
         region["snippet"] = {"text": part}
     return region

@@ -40,9 +40,12 @@ def _finding(f: Finding, paint: _Paint) -> list[str]:
     out = [paint("bold", head) if paint.enabled else head]
     if loc.snippet:
         gutter = f"{loc.line:>5} | "
-        line = visible(loc.snippet.replace("\t", " "))
-        width = (loc.end_column - loc.column) if loc.end_line == loc.line else len(line) - loc.column + 1
-        caret = " " * (loc.column - 1) + "^" * max(1, width)
+        raw = loc.snippet.replace("\t", " ")
+        start, end = loc.snippet_span()
+        line = visible(raw)
+        before = len(visible(raw[: start - 1]))  # escapes widen what precedes the caret
+        width = len(visible(raw[start - 1 : end - 1])) if end is not None else len(line) - before
+        caret = " " * before + "^" * max(1, width)
         out.append(paint("dim", gutter) + line)
         out.append(paint("dim", " " * (len(gutter) - 2) + "| ") + paint(f.severity, caret))
     pad = " " * 6
