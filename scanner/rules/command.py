@@ -1,5 +1,6 @@
 """`command`: a program run with a removed flag or subcommand (`gitlab-runner register
---registration-token …`), and the environment variables that stand for its flags.
+--registration-token …`), and the environment variables that stand for its flags. A policy naming
+a subcommand and neither flags nor variables reports the subcommand itself (`gitlab-runner exec`).
 
 Commands come from job scripts and script files (grouped by the job that runs them) and from
 settings files that run commands (container `args:`, Dockerfile `RUN`). A variable named in `env:`
@@ -64,9 +65,12 @@ def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: J
         if at is None:
             continue
         rest = words_[at + 1 :]
-        if m.subcommand is not None and not any(w.text == m.subcommand for w in rest[:3]):
+        sub = next((w for w in rest[:3] if w.text == m.subcommand), None)
+        if m.subcommand is not None and sub is None:
             continue
         used = True
+        if sub is not None and not m.flags and not m.env:  # the subcommand itself is what goes
+            yield Hit(policy, item.route, "value", sub.text, sub.span)
         for k, w in enumerate(rest):
             flag = w.text.split("=", 1)[0]
             if flag in m.flags and _flag_value_ok(m, w, rest[k + 1 : k + 2]):
