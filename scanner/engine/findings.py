@@ -83,6 +83,10 @@ class Recorder:
         if data.history:
             message += " " + p.history_note()
         severity = self.rules.severity.get(p.id) or p.severity_at(self.rules.target)
+        if hit.condition:  # a templated value decides it: the file alone does not say it applies
+            message = f"If {hit.condition}: {message[:1].lower()}{message[1:]}"
+            if severity == "error" and hit.policy.id not in self.rules.severity:
+                severity = "warning"
         removal = p.removal
         return Finding(
             rule_id=p.id,
