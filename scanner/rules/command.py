@@ -109,14 +109,23 @@ def _flag_value_ok(m: CommandMatcher, w: Token, following: list[Token]) -> bool:
     return m.value.accepts(value)
 
 
+# `gitlab-runner register` reads these from its environment: a file setting two of them configures
+# a runner image or container whatever it is built FROM (a Windows `servercore` image, say).
+_RUNNER_ENV = frozenset({"CI_SERVER_URL", "REGISTRATION_TOKEN", "RUNNER_TOKEN", "RUNNER_EXECUTOR", "RUNNER_NAME",
+                         "RUNNER_SHELL", "RUNNER_TAG_LIST", "REGISTER_NON_INTERACTIVE", "REGISTER_LOCKED"})
+
+
 def in_settings_env(entries: Entries, doc: Document, env: Iterable[EnvVar]) -> Iterator[Hit]:
-    """A settings file's variables named in a matcher's `env:`, where the file mentions the program."""
+    """A settings file's variables named in a matcher's `env:`, where the file mentions the program
+    or, for `gitlab-runner`, sets the variables its `register` reads."""
+    env = list(env)
+    runner_env = len({var.name for var in env} & _RUNNER_ENV) >= 2
     mentioned: dict[int, bool] = {}
     for var in env:
         for policy, m in entries:
             if var.name not in m.env or (m.value is not None and not m.value.accepts(var.value)):
                 continue
-            if mentioned.setdefault(id(m), _mentions(doc, m)):
+            if mentioned.setdefault(id(m), _mentions(doc, m) or (runner_env and "gitlab-runner" in m.programs)):
                 yield Hit(policy, var.route, var.part, var.name, var.span)
 
 
