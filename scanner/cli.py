@@ -72,7 +72,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     if args.action == "list":
         width = max((len(p.id) for p in policies), default=10)
         for p in policies:
-            removed = p.data.removed_in or "—"
+            removed = p.removal.release or ("canceled" if p.removal.status == "canceled" else "—")
             sys.stdout.write(f"{p.id:<{width}}  {removed:>5}  {p.data.title}\n")
         return EXIT_OK
     if args.action == "show":

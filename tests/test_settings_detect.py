@@ -40,6 +40,11 @@ CASES = [
         None,
     ),
     ("notes.yaml", "title: not a manifest\n", None),
+    (".gitlab/security-policies/policy.yml", "approval_policy:\n- name: x\n", "security-policy"),
+    ("policies/security-policies/extra.yaml", "scan_execution_policy:\n- name: x\n", "security-policy"),
+    ("docs/security-policies/readme.yml", "title: notes about policies\n", None),
+    (".gitlab/agents/prod-agent/config.yaml", "ci_access:\n  projects: []\n", "agent-config"),
+    ("deploy/agents/prod-agent/config.yaml", "ci_access:\n  projects: []\n", None),
 ]
 
 

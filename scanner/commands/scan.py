@@ -42,7 +42,7 @@ def load(extra: list[str] | None) -> list[Policy]:
 
 
 def default_target(policies: list[Policy]) -> str:
-    releases = {Version.parse(r) for p in policies for r in (p.data.deprecated_in, p.data.removed_in) if r}
+    releases = {Version.parse(r) for p in policies for r in (p.data.deprecated_in, p.removal.release) if r}
     return str(max(releases)) if releases else "19.0"
 
 

@@ -52,6 +52,16 @@ class Location:
 
 
 @dataclass(frozen=True, slots=True)
+class Move:
+    """One change GitLab's record made to a removal after it was first announced."""
+
+    release: str
+    event: str  # moved | postponed | canceled | removed | announced | deprecated
+    removed_in: str | None
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     rule_id: str
     title: str
@@ -64,6 +74,11 @@ class Finding:
     docs_url: str
     matched: str
     fingerprint: str
+    # GitLab's record today: `removed_in` is the effective release; `removal` is scheduled | pending |
+    # canceled; `first_announced` the release first announced; `history` every move since.
+    removal: str = "scheduled"
+    first_announced: str | None = None
+    history: tuple[Move, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from datetime import date
 
 from scanner.core.document import Document
 from scanner.core.redact import redact
-from scanner.core.results import Finding, InputError, Location, Report
-from scanner.core.versions import Version, severity_for
+from scanner.core.results import Finding, InputError, Location, Move, Report
+from scanner.core.versions import Version
 from scanner.engine.suppress import Suppressions
 from scanner.rules.hits import Hit
 
@@ -82,7 +82,12 @@ class Recorder:
         message = data.message.replace("{match}", redact(hit.matched)) if "{match}" in data.message else data.message
         if data.history:
             message += " " + p.history_note()
-        severity = self.rules.severity.get(p.id) or severity_for(p.removed, data.informational, self.rules.target)
+        severity = self.rules.severity.get(p.id) or p.severity_at(self.rules.target)
+        if hit.condition:  # a templated value decides it: the file alone does not say it applies
+            message = f"If {hit.condition}: {message[:1].lower()}{message[1:]}"
+            if severity == "error" and hit.policy.id not in self.rules.severity:
+                severity = "warning"
+        removal = p.removal
         return Finding(
             rule_id=p.id,
             title=data.title,
@@ -90,9 +95,12 @@ class Recorder:
             message=message + note,
             location=loc,
             deprecated_in=data.deprecated_in,
-            removed_in=data.removed_in,
+            removed_in=removal.release,
             replacement=data.replacement,
             docs_url=p.docs_url,
             matched=hit.matched,
             fingerprint=print_,
+            removal=removal.status,
+            first_announced=removal.announced,
+            history=tuple(Move(h.release, h.event, h.removed_in, h.note.strip()) for h in data.history),
         )

@@ -145,6 +145,8 @@ KINDS: dict[str, Kind] = {
     "graphql": Kind("graphql", _graphql, _graphql_calls, api.is_graphql),
     "js-source": Kind("js-source", _source, _js_calls, api.is_js),
     "terraform": Kind("terraform", _source, _terraform_calls, api.is_terraform),
+    "security-policy": Kind("security-policy", load_yaml, evaluate_settings, settings.is_security_policy),
+    "agent-config": Kind("agent-config", load_yaml, evaluate_settings, settings.is_agent_config),
     "omnibus-config": Kind("omnibus-config", _gitlab_rb, evaluate_settings, settings.is_gitlab_rb),
     "gitlab-yml": Kind("gitlab-yml", _templated_yaml, evaluate_settings, settings.is_gitlab_yml),
     "database-yml": Kind("database-yml", _database_yml, evaluate_settings,

@@ -33,6 +33,14 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "fingerprint": f.fingerprint,
         "symbolic_path": loc.symbolic,
         "snippet": loc.snippet,
+        # added within version 1: GitLab's record today (`removed_in` above is the effective release)
+        "removal": {
+            "status": f.removal,
+            "first_announced": f.first_announced,
+            "history": [
+                {"release": m.release, "event": m.event, "removed_in": m.removed_in, "note": m.note} for m in f.history
+            ],
+        },
     }
 
 

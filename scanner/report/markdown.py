@@ -130,8 +130,21 @@ def _summary(report: Json) -> str:
     return text + "." + (f" Not shown: {left_out}." if left_out else "")
 
 
+def _group_key(f: Json) -> str | None:
+    """The effective removal release; a canceled removal is a group of its own."""
+    removal = f.get("removal")
+    canceled = isinstance(removal, dict) and removal.get("status") == "canceled"
+    return CANCELED if canceled else f.get("removed_in")
+
+
+CANCELED = "canceled"
+
+
 def _group_title(removed: str | None, count: int) -> str:
-    what = f"Removed in GitLab {_prose(removed)}" if removed else "Removal not scheduled"
+    if removed == CANCELED:
+        what = "Removal canceled by GitLab"
+    else:
+        what = f"Removed in GitLab {_prose(removed)}" if removed else "Removal not scheduled"
     return f"#### {what} ({count})"
 
 
@@ -184,7 +197,7 @@ def _body(report: Json, env: Mapping[str, str], findings: list[Json], shown: int
     sections = [MARKER, _headline(report), _summary(report)]
     groups: dict[str | None, list[Json]] = {}
     for f in findings[:shown]:
-        groups.setdefault(f.get("removed_in"), []).append(f)
+        groups.setdefault(_group_key(f), []).append(f)
     sections += [_group(removed, items, env) for removed, items in groups.items()]
     if shown < len(findings):
         hidden = len(findings) - shown

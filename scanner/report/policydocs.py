@@ -23,13 +23,32 @@ def _fence(text: str, lang: str = "yaml") -> str:
     return f"```{lang}\n{text.rstrip()}\n```"
 
 
+def removed_text(p: Policy) -> str:
+    """The effective removal as GitLab's record says today, and the release first announced when
+    GitLab moved it: `20.0 (first announced for 18.0)`, `canceled (first announced for 18.0)`."""
+    removal = p.removal
+    text = {"canceled": "canceled", "pending": "not scheduled"}.get(removal.status, removal.release or "")
+    if removal.announced and removal.announced != removal.release:
+        text += f" (first announced for {removal.announced})"
+    return text
+
+
+def _level(p: Policy) -> str:
+    if p.data.informational:
+        return "info"
+    return {
+        "canceled": "info: GitLab canceled the removal, so no --target makes it an error",
+        "pending": "warning: GitLab names no release for the removal",
+    }.get(p.removal.status, "error when removed at or before --target, else warning")
+
+
 def policy_markdown(p: Policy) -> str:
     d = p.data
     facts = [
         f"| Deprecated in | {d.deprecated_in or '—'} |",
-        f"| Removed in | {d.removed_in or 'not scheduled'} |",
+        f"| Removed in | {removed_text(p)} |",
         f"| Breaking | {'yes' if d.breaking else 'no'} |",
-        f"| Level | {'info' if d.informational else 'error when removed at or before --target, else warning'} |",
+        f"| Level | {_level(p)} |",
         f"| Origin | {_ORIGIN[d.origin]} |",
         f"| Applies to | {', '.join(p.applies_to)} |",
         f"| Matcher | `{d.match['kind']}` |",
@@ -49,8 +68,8 @@ def policy_markdown(p: Policy) -> str:
             for h in d.history
         ]
         parts.append(
-            "## Milestone history\n\nThe release first announced is kept above; GitLab's own record later "
-            "changed it:\n\n"
+            f"## Milestone history\n\nFirst announced for {d.removed_in or 'no release'}; GitLab's own record "
+            "later changed it (the last change decides the level):\n\n"
             "| Release | Event | New removal | Note |\n|---|---|---|---|\n" + "\n".join(rows)
         )
     parts.append("## References\n\n" + "\n".join(f"- [{r.title}]({r.url})" for r in d.references))
@@ -87,7 +106,7 @@ def fix_markdown(p: Policy) -> str:
 def index_markdown(policies: list[Policy]) -> str:
     rows = [
         f"| [{p.id}]({p.id}.md) | {p.data.title} | {p.data.deprecated_in or '—'} | "
-        f"{p.data.removed_in or '—'} | {_SHORT_ORIGIN[p.data.origin]} | {tier_of(p.fixes)} |"
+        f"{removed_text(p) or '—'} | {_SHORT_ORIGIN[p.data.origin]} | {tier_of(p.fixes)} |"
         for p in policies
     ]
     return (

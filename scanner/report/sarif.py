@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from scanner import __version__
 from scanner.core.results import Finding, InputError, Report
-from scanner.core.versions import Version, severity_for
+from scanner.core.versions import Version
 from scanner.report.policydocs import policy_markdown
 from scanner.rules.policy import Policy
 
@@ -53,10 +53,12 @@ def _policy_rule(p: Policy, target: Version) -> dict[str, Any]:
         "fullDescription": {"text": " ".join(d.summary.split())},
         "help": {"text": help_text, "markdown": policy_markdown(p)},
         "helpUri": p.docs_url,
-        "defaultConfiguration": {"level": LEVEL[severity_for(p.removed, d.informational, target)]},
+        "defaultConfiguration": {"level": LEVEL[p.severity_at(target)]},
         "properties": {
             "deprecated_in": d.deprecated_in,
-            "removed_in": d.removed_in,
+            "removed_in": p.removal.release,
+            "removal": p.removal.status,
+            "first_announced": p.removal.announced,
             "breaking": d.breaking,
             "tags": tags,
         },

@@ -1,5 +1,6 @@
 """`command`: a program run with a removed flag or subcommand (`gitlab-runner register
---registration-token …`), and the environment variables that stand for its flags.
+--registration-token …`), and the environment variables that stand for its flags. A policy naming
+a subcommand and neither flags nor variables reports the subcommand itself (`gitlab-runner exec`).
 
 Commands come from job scripts and script files (grouped by the job that runs them) and from
 settings files that run commands (container `args:`, Dockerfile `RUN`). A variable named in `env:`
@@ -64,9 +65,12 @@ def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: J
         if at is None:
             continue
         rest = words_[at + 1 :]
-        if m.subcommand is not None and not any(w.text == m.subcommand for w in rest[:3]):
+        sub = next((w for w in rest[:3] if w.text == m.subcommand), None)
+        if m.subcommand is not None and sub is None:
             continue
         used = True
+        if sub is not None and not m.flags and not m.env:  # the subcommand itself is what goes
+            yield Hit(policy, item.route, "value", sub.text, sub.span)
         for k, w in enumerate(rest):
             flag = w.text.split("=", 1)[0]
             if flag in m.flags and _flag_value_ok(m, w, rest[k + 1 : k + 2]):
@@ -105,14 +109,23 @@ def _flag_value_ok(m: CommandMatcher, w: Token, following: list[Token]) -> bool:
     return m.value.accepts(value)
 
 
+# `gitlab-runner register` reads these from its environment: a file setting two of them configures
+# a runner image or container whatever it is built FROM (a Windows `servercore` image, say).
+_RUNNER_ENV = frozenset({"CI_SERVER_URL", "REGISTRATION_TOKEN", "RUNNER_TOKEN", "RUNNER_EXECUTOR", "RUNNER_NAME",
+                         "RUNNER_SHELL", "RUNNER_TAG_LIST", "REGISTER_NON_INTERACTIVE", "REGISTER_LOCKED"})
+
+
 def in_settings_env(entries: Entries, doc: Document, env: Iterable[EnvVar]) -> Iterator[Hit]:
-    """A settings file's variables named in a matcher's `env:`, where the file mentions the program."""
+    """A settings file's variables named in a matcher's `env:`, where the file mentions the program
+    or, for `gitlab-runner`, sets the variables its `register` reads."""
+    env = list(env)
+    runner_env = len({var.name for var in env} & _RUNNER_ENV) >= 2
     mentioned: dict[int, bool] = {}
     for var in env:
         for policy, m in entries:
             if var.name not in m.env or (m.value is not None and not m.value.accepts(var.value)):
                 continue
-            if mentioned.setdefault(id(m), _mentions(doc, m)):
+            if mentioned.setdefault(id(m), _mentions(doc, m) or (runner_env and "gitlab-runner" in m.programs)):
                 yield Hit(policy, var.route, var.part, var.name, var.span)
 
 

@@ -44,6 +44,7 @@ def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from template_include.evaluate(index.templates, doc)
     yield from ci_variable.evaluate_ci(index.variables, doc)
     yield from variable_reference.in_variable_values(index.references, doc)
+    yield from variable_reference.in_keyword_values(index.references, doc)
     yield from jsonpath.evaluate(index.jsonpaths, doc)
     yield from _ci_scripts(index, doc)
     reach = [policy for policy, _ in index.of("job-token-reach")]

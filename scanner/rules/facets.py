@@ -24,6 +24,10 @@ DOCUMENT_FACETS: dict[str, frozenset[str]] = {
     # Terraform resources stand for a few REST calls only (`gitlab_runner`, …): the policies on
     # those endpoints name it in `applies_to`.
     "terraform": frozenset({"terraform-resources"}),
+    # GitLab's own YAML files read by jsonpath policies that name them (a policy project's
+    # `.gitlab/security-policies/*.yml`, an agent's `.gitlab/agents/<name>/config.yaml`).
+    "security-policy": frozenset({"tree"}),
+    "agent-config": frozenset({"tree"}),
     "omnibus-config": frozenset(_SETTINGS),
     "gitlab-yml": frozenset(_SETTINGS),
     "database-yml": frozenset(_SETTINGS),

@@ -17,3 +17,6 @@ class Hit:
     part: Part
     matched: str
     span: Span | None = None  # an exact span inside a scalar (script tokens)
+    # Set when a templated value decides the match (`enabled: {{INCOMING_EMAIL_ENABLED}}`): the
+    # finding says "if …" and is at most a warning, because the file alone does not say it applies.
+    condition: str = ""

@@ -1,5 +1,7 @@
 """`implicit-default`: a setting left out whose default is the deprecated value (a source install's
-`incoming_email` without `delivery_method` uses `sidekiq`). Each mapping that would hold it is checked."""
+`incoming_email` without `delivery_method` uses `sidekiq`). Each mapping that would hold it is checked.
+Where the `when` setting is a template placeholder (`enabled: {{INCOMING_EMAIL_ENABLED}}`, ERB), the
+hit carries the condition: the finding says "if enabled" and is a warning, not silence."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from jsonpath_ng.jsonpath import Child, Fields, JSONPath
 
 from scanner.core.document import Document
+from scanner.core.redact import redact
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.jsonpath import matches
@@ -42,5 +45,14 @@ def evaluate(entries: Iterable[tuple[Policy, ImplicitDefaultMatcher]], doc: Docu
         for route, parent in matches(doc, m.parent, m.required_keys):
             if len(route) < 2 or not isinstance(parent, dict) or m.key in parent:
                 continue
-            if m.when is None or parent.get(m.when) is True:
+            when = None if m.when is None else parent.get(m.when)
+            if m.when is None or when is True:
                 yield Hit(policy, route, "key", f"`{m.key}` not set, so `{m.default}`")
+            elif isinstance(when, str) and _templated(when):
+                yield Hit(policy, route, "key", f"`{m.key}` not set, so `{m.default}`",
+                          condition=f"`{m.when}` ({redact(when)}) is true")
+
+
+def _templated(value: str) -> bool:
+    """A value a template engine fills in (`{{VAR}}`, `<%= … %>`, `{% … %}`)."""
+    return any(marker in value for marker in ("{{", "<%", "{%"))

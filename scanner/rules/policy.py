@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scanner.core.versions import Version
+from scanner.core.versions import Version, severity_for
 from scanner.rules.spec import Matcher
 
 if TYPE_CHECKING:
@@ -31,6 +31,34 @@ class HistoryEntry:
     note: str
     reference: str
     removed_in: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """Where GitLab's record stands today on a policy's removal.
+
+    `status`: `scheduled` (GitLab names the release, `release`), `pending` (announced but without a
+    release: REST API v5, a removal taken out of its milestone and re-evaluated) or `canceled`.
+    `announced` is the release first announced (the policy's `removed_in`); it stays in the
+    history and the finding's message whatever GitLab did later."""
+
+    status: str
+    release: str | None
+    announced: str | None
+
+
+def removal_of(removed_in: str | None, history: tuple[HistoryEntry, ...]) -> Removal:
+    """The effective removal: the policy's `removed_in` as first announced, then each move of
+    GitLab's record in order (`moved`/`postponed` to a release or to none, `canceled`, `removed`)."""
+    status, release = ("scheduled", removed_in) if removed_in else ("pending", None)
+    for h in history:
+        if h.event in ("moved", "postponed"):
+            status, release = ("scheduled", h.removed_in) if h.removed_in else ("pending", None)
+        elif h.event == "canceled":
+            status, release = "canceled", None
+        elif h.event == "removed":
+            status, release = "scheduled", h.removed_in or h.release
+    return Removal(status, release, removed_in)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +111,33 @@ class Policy:
         return fix_specs(self.data.fix)
 
     @property
+    def removal(self) -> Removal:
+        """GitLab's record today: the effective release and status (`removal_of`)."""
+        return removal_of(self.data.removed_in, self.data.history)
+
+    @property
     def removed(self) -> Version | None:
-        return Version.parse(self.data.removed_in) if self.data.removed_in else None
+        """The effective removal release (what GitLab's record says today), or None."""
+        release = self.removal.release
+        return Version.parse(release) if release else None
+
+    def severity_at(self, target: Version) -> str:
+        """error when the effective removal is at or before the target; info when informational or
+        when GitLab canceled the removal (the thing keeps working: worth knowing, never a failure);
+        warning otherwise (later, or pending without a release)."""
+        removal = self.removal
+        informational = self.data.informational or removal.status == "canceled"
+        return severity_for(self.removed, informational, target)
 
     @property
     def docs_url(self) -> str:
         return self.data.references[0].url
 
     def history_note(self) -> str:
-        """A sentence on what GitLab did to the milestone after it was first announced, or ''."""
-        return " ".join(f"GitLab {h.release}: {h.note}" for h in self.data.history)
+        """What GitLab did to the milestone after it was first announced, or '' without a history:
+        "First announced for 18.0. GitLab 18.0: removal … moved to 20.0." """
+        if not self.data.history:
+            return ""
+        moves = " ".join(f"GitLab {h.release}: {h.note.strip()}" for h in self.data.history)
+        first = self.data.removed_in
+        return (f"First announced for {first}. " if first else "First announced without a release. ") + moves

@@ -1,5 +1,6 @@
 """`variable-reference`: `$NAME`, `${NAME}`, `%NAME%` or `$env:NAME` of a predefined variable GitLab
-removed, read in scripts (shell comments are not uses) and in variable values."""
+removed, read in scripts (shell comments are not uses), in variable values and in the CI file's other
+values where GitLab expands variables (`cache:key`, `rules:if`, `image`, `environment`, …)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from scanner.core.document import Document
 from scanner.core.results import Route
+from scanner.core.tree import Tagged
 from scanner.readers import ci
 from scanner.readers.shell import ScriptText, comment_start, map_lines
 from scanner.rules import spec
@@ -85,3 +87,26 @@ def in_variable_values(refs: Lookup | None, doc: Document) -> Iterator[Hit]:
 def _in_value(refs: Lookup, doc: Document, route: Route, text: str, raw: Any) -> Iterator[Hit]:
     scalar_route = route + ("value",) if isinstance(raw, dict) else route
     yield from in_script(refs, map_lines(text, doc.span(scalar_route, "value"), doc.lines), scalar_route)
+
+
+# Read by the script and variable passes; every other string value of a CI file is read here.
+_ELSEWHERE = frozenset({"script", "before_script", "after_script", "variables"})
+
+
+def in_keyword_values(refs: Lookup | None, doc: Document) -> Iterator[Hit]:
+    """References in the CI file's other values (`cache:key: $CI_BUILD_REF_NAME`, `rules: - if:`)."""
+    if refs is None or refs.pattern.search(doc.text) is None:
+        return
+    seen: set[int] = set()
+    stack: list[tuple[Route, Any]] = [((i,), root) for i, root in enumerate(doc.data.roots)]
+    while stack:
+        route, node = stack.pop()
+        node = node.value if isinstance(node, Tagged) else node
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                continue  # an alias: read where it is written
+            seen.add(id(node))
+            steps = node.items() if isinstance(node, dict) else enumerate(node)
+            stack += [(route + (k,), v) for k, v in steps if not (isinstance(k, str) and k in _ELSEWHERE)]
+        elif isinstance(node, str) and len(route) > 1 and ("$" in node or "%" in node) and refs.pattern.search(node):
+            yield from in_script(refs, map_lines(node, doc.span(route, "value"), doc.lines), route)

@@ -6,7 +6,9 @@ A name alone decides for Dockerfiles, env files, compose files and Helm values f
 `gitlab:` section, a `[[runners]]` table), because those names are used by other software too.
 A `database.yml` is only GitLab's when something says so: a `gitlab.yml` beside it, `gitlab` in
 its path, or in its first lines. Kubernetes manifests are YAML files opening with `apiVersion:`
-and `kind:` (Helm chart templates, which are Go templates, are left alone).
+and `kind:` (Helm chart templates, which are Go templates, are left alone). Security policy files
+(`.gitlab/security-policies/*.yml`, a policy project's) and agent configuration files
+(`.gitlab/agents/<name>/config.yaml`) are recognised by where GitLab reads them.
 """
 
 from __future__ import annotations
@@ -38,6 +40,23 @@ def head(path: Path, size: int = HEAD_BYTES) -> str:
             return fh.read(size).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+_POLICY_TYPES = re.compile(r"(?m)^(?:scan_execution_policy|approval_policy|scan_result_policy|pipeline_execution_policy"
+                           r"|vulnerability_management_policy|pipeline_execution_schedule_policy):")
+
+
+def is_security_policy(path: Path) -> bool:
+    """A security policy project's `.gitlab/security-policies/policy.yml` (any `.yml` there)."""
+    if path.suffix not in (".yml", ".yaml") or path.parent.name != "security-policies":
+        return False
+    return path.parent.parent.name == ".gitlab" or bool(_POLICY_TYPES.search(head(path)))
+
+
+def is_agent_config(path: Path) -> bool:
+    """`.gitlab/agents/<agent name>/config.yaml`, where GitLab reads an agent's configuration."""
+    return path.name == "config.yaml" and len(path.parts) >= 4 and path.parts[-3:-2] == ("agents",) \
+        and path.parts[-4] == ".gitlab"
 
 
 def is_gitlab_rb(path: Path) -> bool:

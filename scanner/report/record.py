@@ -1,0 +1,215 @@
+"""GitLab's whole record, entry by entry: `docs/gitlab-record.md`, generated from `docs/record/*.yaml`.
+
+Each data file transcribes one of GitLab's pages (deprecations, REST API deprecations, …) with the
+commit it was read at. Every entry names the policies that detect it, or says what a policy would
+match (`todo`: detectable in a file a user keeps, not covered yet), or why files cannot show it
+(`why`). `python -m scanner.report.record` rewrites the table; `--check` says whether it is stale
+(tests/test_gitlab_record.py runs both checks and the consistency rules in `problems`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scanner.core.versions import RELEASE_RE, Version
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DATA = ROOT / "docs" / "record"
+OUT = ROOT / "docs" / "gitlab-record.md"
+
+# The file a user keeps where an entry shows (the header counts per type).
+TYPES = {
+    "graphql": "GraphQL documents",
+    "rest": "API scripts (REST)",
+    "ci": "CI YAML",
+    "settings": "gitlab.rb / gitlab.yml / registry",
+    "cluster": "Helm / Kubernetes / runner config",
+    "other-files": "security-policy YAML, agent config, other",
+    "none": "not in files (UI, GitLab's database, run time, platforms)",
+}
+_KEYS = {"title", "anchor", "announced", "removal", "type", "policies", "todo", "why"}
+_VERDICTS = ("policies", "todo", "why")
+
+
+class RecordError(ValueError):
+    """A data file that does not follow the format, with the file and entry it is in."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    page: str  # the page's URL, without an anchor
+    source: str  # the data file's name
+    title: str
+    anchor: str
+    announced: str | None
+    removal: str | None  # None: pending, no release
+    type: str
+    policies: tuple[str, ...]
+    todo: str
+    why: str
+
+    @property
+    def url(self) -> str:
+        return f"{self.page}#{self.anchor}"
+
+    @property
+    def detectable(self) -> bool:
+        return bool(self.policies or self.todo)
+
+
+def slug(title: str) -> str:
+    """The anchor GitLab's docs give a heading: lower case, only letters, digits, `_`, `-` and
+    spaces kept, each space a `-` (runs of dashes are kept: `job token - **Authorized**` gives
+    `job-token---authorized`)."""
+    kept = re.sub(r"[^\w\- ]", "", title.lower())
+    return kept.replace(" ", "-")
+
+
+def _release(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not RELEASE_RE.match(value):
+        raise RecordError(f"{where}: not a release (MAJOR.MINOR as a string): {value!r}")
+    return value
+
+
+def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
+    where = f"{source}: entry {n}"
+    if not isinstance(raw, dict):
+        raise RecordError(f"{where}: not a mapping")
+    title = raw.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise RecordError(f"{where}: no title")
+    where = f"{source}: entry {n} ({title})"
+    unknown = sorted(set(raw) - _KEYS)
+    if unknown:
+        raise RecordError(f"{where}: unknown keys {', '.join(unknown)}")
+    if raw.get("type") not in TYPES:
+        raise RecordError(f"{where}: type must be one of {', '.join(TYPES)}, not {raw.get('type')!r}")
+    given = [k for k in _VERDICTS if raw.get(k)]
+    if len(given) != 1:
+        raise RecordError(f"{where}: needs exactly one of policies (ids that detect it), todo (what a policy "
+                          f"would match) or why (why files cannot show it); has {given or 'none'}")
+    policies = raw.get("policies") or []
+    if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
+        raise RecordError(f"{where}: policies must be a list of policy ids")
+    if raw["type"] == "none" and not raw.get("why"):
+        raise RecordError(f"{where}: type none (not in files) needs a why")
+    return Entry(
+        page=page, source=source, title=title.strip(), anchor=str(raw.get("anchor") or slug(title)),
+        announced=_release(raw.get("announced"), where), removal=_release(raw.get("removal"), where),
+        type=raw["type"], policies=tuple(policies), todo=str(raw.get("todo") or ""), why=str(raw.get("why") or ""),
+    )
+
+
+def load_file(path: Path) -> tuple[dict[str, str], list[Entry]]:
+    """A data file's source (repo, path, commit), page and entries."""
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        raise RecordError(f"{path.name}: needs `source`, `page` and a list of `entries`")
+    source, page = data.get("source"), data.get("page")
+    if not isinstance(source, dict) or not {"repo", "path", "commit"} <= set(source):
+        raise RecordError(f"{path.name}: `source` needs repo, path and commit")
+    if not isinstance(page, str) or not page.startswith("https://"):
+        raise RecordError(f"{path.name}: `page` must be the page's https URL")
+    entries = [_entry(raw, page, path.name, n) for n, raw in enumerate(data["entries"], start=1)]
+    return {k: str(v) for k, v in source.items()}, entries
+
+
+def load_record(folder: Path = DATA) -> tuple[list[dict[str, str]], list[Entry]]:
+    sources: list[dict[str, str]] = []
+    entries: list[Entry] = []
+    for path in sorted(folder.glob("*.yaml")):
+        source, found = load_file(path)
+        sources.append(source | {"page": found[0].page if found else ""})
+        entries += found
+    return sources, entries
+
+
+def problems(entries: list[Entry], policy_ids: set[str]) -> list[str]:
+    """Policy ids that do not exist, and entries listed twice on one page."""
+    found = [f"{e.source}: {e.title}: no policy {p!r}" for e in entries for p in e.policies if p not in policy_ids]
+    seen: set[tuple[str, str]] = set()
+    for e in entries:
+        if (e.page, e.anchor) in seen:
+            found.append(f"{e.source}: {e.title}: listed twice (anchor {e.anchor})")
+        seen.add((e.page, e.anchor))
+    return found
+
+
+def counts(entries: list[Entry]) -> dict[str, tuple[int, int, int]]:
+    """File type → (entries, detectable, covered)."""
+    table: dict[str, tuple[int, int, int]] = {}
+    for kind in TYPES:
+        mine = [e for e in entries if e.type == kind]
+        table[kind] = (len(mine), sum(e.detectable for e in mine), sum(bool(e.policies) for e in mine))
+    return table
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _verdict(e: Entry) -> str:
+    if e.policies:
+        return ", ".join(f"[{p}](policies/{p}.md)" for p in e.policies)
+    return f"not yet: {_cell(e.todo)}" if e.todo else f"— {_cell(e.why)}"
+
+
+def _order(e: Entry) -> tuple[int, Version, str]:
+    return (0 if e.removal is None else 1, Version(0, 0) if e.removal is None else Version.parse(e.removal), e.title)
+
+
+def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
+    table = counts(entries)
+    detectable = sum(d for _, d, _ in table.values())
+    covered = sum(c for _, _, c in table.values())
+    lines = [
+        "# GitLab's record, entry by entry",
+        "",
+        "Generated by `python -m scanner.report.record` from `docs/record/*.yaml`; do not edit by hand.",
+        "Each entry of GitLab's pages below names the sunset policies that detect it, what a policy would",
+        "match where none does yet (**not yet**), or why the files a user keeps cannot show it (—).",
+        "",
+        "Sources (GitLab's monorepo as mirrored in `gitlabhq/gitlabhq`):",
+        "",
+        *[f"- [{s['path']}]({s['page']}) at commit `{s['commit']}`" for s in sources],
+        "",
+        f"{len(entries)} entries; {detectable} detectable from files; {covered} covered by a policy "
+        f"({round(100 * covered / detectable) if detectable else 0}%).",
+        "",
+        "| File type | Entries | Detectable | Covered |",
+        "|---|---:|---:|---:|",
+        *[f"| {TYPES[k]} | {n} | {d} | {c} |" for k, (n, d, c) in table.items()],
+        "",
+    ]
+    for page in dict.fromkeys(e.page for e in entries):
+        mine = sorted((e for e in entries if e.page == page), key=_order, reverse=True)
+        lines += [f"## {page}", "", "| Removal | Entry | Announced | File type | Policies |", "|---|---|---|---|---|"]
+        lines += [f"| {e.removal or 'pending'} | [{_cell(e.title)}]({e.url}) | {e.announced or '—'} | {e.type} | "
+                  f"{_verdict(e)} |" for e in mine]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m scanner.report.record [--check]`: write docs/gitlab-record.md, or say if it is stale."""
+    sources, entries = load_record()
+    text = render(sources, entries)
+    if "--check" in argv:
+        stale = not OUT.exists() or OUT.read_text(encoding="utf-8") != text
+        if stale:
+            sys.stderr.write(f"{OUT}: stale; run `python -m scanner.report.record`\n")
+        return 1 if stale else 0
+    OUT.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

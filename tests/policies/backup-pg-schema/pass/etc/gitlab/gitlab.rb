@@ -1,0 +1,2 @@
+# ok: backup-pg-schema
+gitlab_rails['backup_path'] = '/var/opt/gitlab/backups'

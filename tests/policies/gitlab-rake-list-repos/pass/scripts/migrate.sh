@@ -1,0 +1,3 @@
+#!/bin/sh
+# ok: gitlab-rake-list-repos
+sudo gitlab-rake gitlab:check SANITIZE=true

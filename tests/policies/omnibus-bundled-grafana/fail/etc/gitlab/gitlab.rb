@@ -1,0 +1,3 @@
+prometheus['enable'] = true
+# expect: omnibus-bundled-grafana col=9
+grafana['enable'] = true

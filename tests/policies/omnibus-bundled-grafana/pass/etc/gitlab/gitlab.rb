@@ -1,0 +1,3 @@
+prometheus['enable'] = true
+# ok: omnibus-bundled-grafana
+grafana['enable'] = false
