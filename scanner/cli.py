@@ -6,6 +6,7 @@ Exit codes are in `scanner.core.exits`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -45,23 +46,30 @@ class _Progress:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
+    from scanner.commands import output
     from scanner.commands import scan as scan_command
 
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() and args.format == "text" else None
+    quiet = args.quiet or bool(args.write_baseline)  # a baseline run records the findings, it does not list them
+    targets = output.outputs(args.output, args.format, quiet)
+    show = sys.stderr.isatty() and not args.quiet and any(t.path == output.STDOUT for t in targets)
+    progress = _Progress(sys.stderr) if show and args.format == "text" else None
     report, plan = scan_command.run(args, progress)
     if progress:
         progress.done()
-    if scan_command.nothing_found(report):
+    if scan_command.nothing_found(report) and not args.quiet:
         sys.stderr.write(scan_command.NOTHING_FOUND)
     if args.write_baseline:
         scan_command.write_baseline(Path(args.write_baseline), report)
-        sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
-    out = scan_command.render(report, args, plan.policies)
-    if args.output:
-        Path(args.output).write_text(out, encoding="utf-8")
-    else:
-        sys.stdout.write(out)
-    return scan_command.exit_code(report, plan.fail_on)
+        if not args.quiet:
+            sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
+        report = dataclasses.replace(report, findings=[], baselined=report.baselined + len(report.findings))
+    problems = output.write(targets, lambda fmt, to_stdout: scan_command.render(report, fmt, args, plan.policies,
+                                                                                 to_stdout), sys.stdout.write)
+    for problem in problems:
+        sys.stderr.write(f"sunset: {problem}\n")
+    if problems:
+        return EXIT_USAGE
+    return EXIT_OK if args.exit_zero else scan_command.exit_code(report, plan.fail_on)
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
@@ -100,7 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     scan = sub.add_parser("scan", help="scan repositories for deprecated GitLab usage")
     scan.add_argument("paths", nargs="*", default=["."], help="directories or files (default: .)")
     scan.add_argument("--format", choices=tuple(FORMATS), default="text")
-    scan.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
+    scan.add_argument("--output", "-o", action="append", metavar="[FORMAT=]FILE",
+                      help="FILE: write --format to FILE instead of stdout; FORMAT=FILE: also write FORMAT to FILE "
+                           "(repeatable: one run writes json, codequality and sarif)")
+    scan.add_argument("--quiet", "-q", action="store_true",
+                      help="print nothing (the exit status tells); --output files are still written")
+    scan.add_argument("--exit-zero", action="store_true",
+                      help="exit 0 even with findings or input errors (2 still means sunset could not run)")
     scan.add_argument("--target", help="GitLab release you upgrade to, MAJOR.MINOR (default: newest any policy names)")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
     scan.add_argument("--config", metavar="FILE", help="configuration file (default: ./.sunset.yml)")

@@ -42,8 +42,10 @@ def test_exit_codes_follow_fail_on(repo: Path, capsys: pytest.CaptureFixture[str
 
 def test_input_errors_exit_1_even_without_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, {".gitlab-ci.yml": "a: [\n"})
-    assert main(["scan", str(tmp_path), "--fail-on", "never"]) == 1
+    assert main(["scan", str(tmp_path), "--fail-on", "error"]) == 1  # input errors count as `error`
     assert ".gitlab-ci.yml:2: invalid YAML" in capsys.readouterr().out
+    assert main(["scan", str(tmp_path), "--fail-on", "never"]) == 0  # never means never
+    assert main(["scan", str(tmp_path), "--exit-zero"]) == 0
 
 
 def test_bad_arguments_exit_2(repo: Path) -> None:

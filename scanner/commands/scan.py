@@ -156,20 +156,21 @@ def nothing_found(report: Report) -> bool:
 
 
 def exit_code(report: Report, fail_on: str) -> int:
-    if report.errors:
-        return EXIT_FINDINGS
+    """The one table (scanner.core.exits): input errors count as `error`, so `--fail-on never` is 0."""
     if fail_on == "never":
         return EXIT_OK
+    if report.errors:
+        return EXIT_FINDINGS
     threshold = SEVERITY_RANK[fail_on]
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings) else EXIT_OK
 
 
-def render(report: Report, args: argparse.Namespace, policies: list[Policy]) -> str:
-    """The report in `--format`; the format's module loads only now (`scanner.report.formats`)."""
-    tty = args.output is None and sys.stdout.isatty()
+def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Policy], to_stdout: bool) -> str:
+    """The report in `fmt`; the format's module loads only now (`scanner.report.formats`)."""
+    tty = to_stdout and sys.stdout.isatty()
     color = args.color == "always" or (args.color == "auto" and tty and "NO_COLOR" not in os.environ)
     options = RenderOptions(policies=tuple(policies), color=color, env=os.environ)
-    return FORMATS[args.format](report, options)
+    return FORMATS[fmt](report, options)
 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
