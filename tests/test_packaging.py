@@ -15,14 +15,11 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 from scanner import __version__
 
-from conftest import ROOT
+from conftest import ROOT, WHEEL
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-WHEEL = f"gitlab_sunset-{__version__}-py3-none-any.whl"
 
 
 def test_metadata_names_the_distribution_and_is_complete() -> None:
@@ -58,26 +55,6 @@ def test_missing_extra_names_the_distribution() -> None:
         text = (ROOT / "streams" / name).read_text(encoding="utf-8")
         assert "pip install 'gitlab-sunset[stream]'" in text
         assert "'sunset[stream]'" not in text
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run(["bash", str(ROOT / ".ci" / "release"), "--outdir", str(out)],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert "PASSED" in done.stdout  # twine check --strict, for both files
-    return out
-
-
-@pytest.fixture(scope="module")
-def venv(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    env = tmp_path_factory.mktemp("venv") / "v"
-    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=120)
-    pip = [str(env / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    done = subprocess.run([*pip, str(release / WHEEL)], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return env
 
 
 def test_release_builds_wheel_and_sdist(release: Path) -> None:
