@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from scanner.core.files import scan_base
+from scanner.core.files import display_base, scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
@@ -117,6 +117,7 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         exclude=cfg.exclude if cfg else (),
         kinds=dict(cfg.kinds) if cfg else {},
         ci_configs=_ci_configs(args, loaded),
+        display=display_base(paths),  # paths from the working directory, as editors and `git apply` read them
     )
     fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
     return Plan(paths, _select(policies, loaded), options, fail_on)

@@ -57,6 +57,7 @@ class ScanOptions:
     baseline: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()  # globs relative to the scan base
     kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
+    display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
     ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
 
 
@@ -99,7 +100,7 @@ class _Pipeline:
 class Scan:
     policies: list[Policy]
     options: ScanOptions
-    base: Path
+    base: Path  # `exclude:` and `kinds:` globs are relative to it (the scanned folder)
     observer: Callable[[Finding, Hit, Document], None] | None = None  # see `Recorder.observer`
     report: Report = field(init=False)
     indexes: dict[str, PolicyIndex] = field(init=False)
@@ -139,8 +140,11 @@ class Scan:
         return self.report
 
     def error(self, path: Path | str, line: int | None, message: str) -> None:
-        where = printable(path) if isinstance(path, str) else relative(path, self.base)
+        where = printable(path) if isinstance(path, str) else self.shown(path)
         self.report.errors.append(InputError(where, line, printable(message)))
+
+    def shown(self, path: Path) -> str:
+        return relative(path, self.options.display or self.base)
 
     def is_excluded(self, path: Path) -> bool:
         """The user excluded it (`exclude:` in .sunset.yml)."""
@@ -172,7 +176,7 @@ class Scan:
     def ci_config(self, config: CiConfig) -> None:
         """A custom CI/CD configuration file: a pipeline root when it is a path; another project's file
         or a URL is recorded like an include of that kind (never fetched: the scanner works offline)."""
-        value, source = config.value, config.where(self.base)
+        value, source = config.value, config.where(self.options.display or self.base)
         if re.match(r"^https?://", value):
             self.report.includes.append(IncludeRecord(source, config.line, "remote", value, False,
                                                       "custom CI/CD configuration file; not fetched"))
@@ -199,7 +203,7 @@ class Scan:
             return None
         self.report.files_scanned += 1
         if self.options.progress:
-            self.options.progress(self.report.files_scanned, relative(path, self.base))
+            self.options.progress(self.report.files_scanned, self.shown(path))
         try:
             data = kind.parse(text)
         except ParseError as exc:
@@ -207,7 +211,7 @@ class Scan:
             return None
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(path, line, message)
-        doc = Document(relative(path, self.base), path, kind.name, text, data)
+        doc = Document(self.shown(path), path, kind.name, text, data)
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
@@ -241,7 +245,7 @@ class Scan:
             if entry.child:  # a child pipeline is a root of its own, with its own include limits
                 self.visit(target, real, _Pipeline(pipeline.repo), ())
             elif real in stack:
-                chain = " → ".join(relative(p, self.base) for p in stack[stack.index(real) :] + (real,))
+                chain = " → ".join(self.shown(p) for p in stack[stack.index(real) :] + (real,))
                 self.error(doc.path, line, f"include cycle: {chain}")
             elif len(stack) > MAX_INCLUDE_DEPTH:
                 self.error(doc.path, line, f"includes nested deeper than GitLab's limit of {MAX_INCLUDE_DEPTH}")
