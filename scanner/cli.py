@@ -117,10 +117,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="exit 0 even with findings or input errors (2 still means sunset could not run)")
     scan.add_argument("--target", help="GitLab release you upgrade to, MAJOR.MINOR (default: newest any policy names)")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
-    scan.add_argument("--config", metavar="FILE", help="configuration file (default: ./.sunset.yml)")
+    scan.add_argument("--config", metavar="FILE", help="configuration file (default: .sunset.yml or [tool.sunset] in "
+                      "pyproject.toml, in the working directory or a parent up to the repository root)")
     scan.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     scan.add_argument("--write-baseline", metavar="FILE", help="record today's findings as the baseline")
     scan.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
+    scan.add_argument("--select", action="append", metavar="ID[,ID]", help="run only these policies (replaces the "
+                      "configuration's select)")
+    scan.add_argument("--ignore", action="append", metavar="ID[,ID]", help="do not run these policies (adds to the "
+                      "configuration's ignore)")
+    scan.add_argument("--exclude", action="append", metavar="PATTERN[,PATTERN]",
+                      help="skip paths matching these gitignore patterns (replaces the configuration's exclude)")
+    scan.add_argument("--extend-exclude", action="append", metavar="PATTERN[,PATTERN]",
+                      help="skip these too (adds to the configuration's exclude)")
     scan.add_argument("--ci-config", action="append", metavar="PATH",
                       help="the project's custom CI/CD configuration file (GitLab setting), read as a pipeline root; "
                            "also `path@group/project` or a URL (recorded, not fetched)")

@@ -132,7 +132,7 @@ def test_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeyp
             ".gitlab-ci.yml": "include:\n  - template: Old.gitlab-ci.yml\nvariables:\n  OLD_VAR: a\n",
             "vendor/.gitlab-ci.yml": "variables:\n  OLD_VAR: vendored\n",
             ".sunset.yml": (
-                "target: 16.0\n"
+                "target: '16.0'\n"
                 "fail_on: error\n"
                 "policies:\n  ignore: [t-reach]\n"
                 "severity:\n  t-variable: info\n"

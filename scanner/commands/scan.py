@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,16 +64,33 @@ def write_baseline(path: Path, report: Report) -> None:
 
 
 CONFIG_NAME = ".sunset.yml"
+_TOOL_TABLE = re.compile(r"^[ \t]*\[tool\.sunset\][ \t]*(#.*)?$", re.M)
 
 
 def find_config(explicit: str | None, base: Path) -> Path | None:
-    """`--config FILE`, else `.sunset.yml` in the current directory, else in the scanned directory."""
+    """`--config FILE`; else `.sunset.yml`, or a `pyproject.toml` with `[tool.sunset]`, in the working
+    directory or a parent up to the repository root (the first folder holding `.git`); else the same
+    from the scanned folder."""
     if explicit:
         return Path(explicit)
-    for folder in (Path.cwd(), base):
-        if (folder / CONFIG_NAME).is_file():
-            return folder / CONFIG_NAME
+    for start in (Path.cwd(), base):
+        folder = Path(os.path.abspath(start))
+        while True:
+            if (folder / CONFIG_NAME).is_file():
+                return folder / CONFIG_NAME
+            if _has_tool_table(folder / "pyproject.toml"):
+                return folder / "pyproject.toml"
+            if (folder / ".git").exists() or folder.parent == folder:
+                break
+            folder = folder.parent
     return None
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        return path.is_file() and _TOOL_TABLE.search(path.read_text(encoding="utf-8")) is not None
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _read_config(path: Path, policies: list[Policy]) -> LoadedConfig:
@@ -86,12 +104,36 @@ def _read_config(path: Path, policies: list[Policy]) -> LoadedConfig:
     return loaded
 
 
-def _select(policies: list[Policy], loaded: LoadedConfig | None) -> list[Policy]:
-    if loaded is None:
-        return policies
-    sel = loaded.config.policies
-    chosen = [p for p in policies if sel.select is None or p.id in sel.select]
-    return [p for p in chosen if p.id not in sel.ignore]
+def _ids(values: list[str] | None, flag: str, known: set[str]) -> list[str] | None:
+    """`--select a,b --select c`: the ids, each checked (a typo would silently select nothing)."""
+    if values is None:
+        return None
+    ids = [i.strip() for v in values for i in v.split(",") if i.strip()]
+    for pid in ids:
+        if pid not in known:
+            raise UsageError(f"{flag}: unknown policy {pid!r}; see `sunset policies list`")
+    return ids
+
+
+def _select(policies: list[Policy], loaded: LoadedConfig | None, args: argparse.Namespace) -> list[Policy]:
+    """`--select` replaces the file's `select`; `--ignore` adds to its `ignore`."""
+    known = {p.id for p in policies}
+    sel = loaded.config.policies if loaded else None
+    select = _ids(getattr(args, "select", None), "--select", known)
+    if select is None and sel is not None and sel.select is not None:
+        select = list(sel.select)
+    ignore = set(sel.ignore if sel else ()) | set(_ids(getattr(args, "ignore", None), "--ignore", known) or ())
+    return [p for p in policies if (select is None or p.id in select) and p.id not in ignore]
+
+
+def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[str, ...]:
+    """`--exclude` replaces the file's `exclude`; `--extend-exclude` adds to it (gitignore patterns)."""
+    def split(values: list[str] | None) -> list[str]:
+        return [p.strip() for v in values or () for p in v.split(",") if p.strip()]
+
+    given = getattr(args, "exclude", None)
+    base = split(given) if given is not None else list(loaded.config.exclude if loaded else ())
+    return (*base, *split(getattr(args, "extend_exclude", None)))
 
 
 def plan(args: argparse.Namespace, progress: object = None) -> Plan:
@@ -114,13 +156,14 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         progress=progress,  # type: ignore[arg-type]
         severity=dict(cfg.severity) if cfg else {},
         baseline=baseline,
-        exclude=cfg.exclude if cfg else (),
+        exclude=_excludes(args, loaded),
+        exclude_base=loaded.path.parent if loaded else display_base(paths),
         kinds=dict(cfg.kinds) if cfg else {},
         ci_configs=_ci_configs(args, loaded),
         display=display_base(paths),  # paths from the working directory, as editors and `git apply` read them
     )
     fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
-    return Plan(paths, _select(policies, loaded), options, fail_on)
+    return Plan(paths, _select(policies, loaded, args), options, fail_on)
 
 
 def _ci_configs(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[CiConfig, ...]:

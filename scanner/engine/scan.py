@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from scanner.core.document import Document
 from scanner.core.files import (
@@ -34,7 +35,7 @@ from scanner.core.results import Finding, IncludeRecord, InputError, Report
 from scanner.core.tree import ParseError
 from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
-from scanner.engine.globs import Glob, glob_files
+from scanner.engine.globs import gitignore, glob_files
 from scanner.engine.kinds import KINDS, Kind
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
@@ -55,7 +56,8 @@ class ScanOptions:
     today: date | None = None  # for suppression expiry; None = today
     severity: dict[str, str] = field(default_factory=dict)
     baseline: frozenset[str] = frozenset()
-    exclude: tuple[str, ...] = ()  # globs relative to the scan base
+    exclude: tuple[str, ...] = ()  # gitignore patterns (pathspec), from `exclude_base`
+    exclude_base: Path | None = None  # the configuration file's folder; None: the scan base
     kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
     display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
     ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
@@ -105,7 +107,7 @@ class Scan:
     report: Report = field(init=False)
     indexes: dict[str, PolicyIndex] = field(init=False)
     recorder: Recorder = field(init=False)
-    excluded: tuple[Glob, ...] = field(init=False)
+    excluded: Any = field(init=False)  # a pathspec.GitIgnoreSpec, or None
     recognition: Recognition = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
 
@@ -114,7 +116,7 @@ class Scan:
         o = self.options
         rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
-        self.excluded = tuple(Glob(g) for g in o.exclude)
+        self.excluded = gitignore(o.exclude) if o.exclude else None
         self.recognition = Recognition.of(o.kinds)
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
@@ -148,10 +150,9 @@ class Scan:
 
     def is_excluded(self, path: Path) -> bool:
         """The user excluded it (`exclude:` in .sunset.yml)."""
-        if not self.excluded:
+        if self.excluded is None:
             return False
-        rel = relative(path, self.base)
-        return any(glob.match(rel) for glob in self.excluded)
+        return bool(self.excluded.match_file(relative(path, self.options.exclude_base or self.base)))
 
     def dispatch(self, path: Path, top: Path, explicit: bool, kind: Kind | None = None) -> None:
         """A pipeline root starts a pipeline; a file another kind claims is checked on its own. A file
