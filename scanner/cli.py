@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from pathlib import Path
@@ -50,8 +51,9 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     from scanner.commands import scan as scan_command
 
     quiet = args.quiet or bool(args.write_baseline)  # a baseline run records the findings, it does not list them
-    targets = output.outputs(args.output, args.format, quiet)
-    show = sys.stderr.isatty() and not args.quiet and any(t.path == output.STDOUT for t in targets)
+    targets = output.outputs(args.output, args.format, quiet, args.statistics)
+    show = sys.stderr.isatty() and not args.quiet and os.environ.get("TERM") != "dumb"
+    show = show and any(t.path == output.STDOUT for t in targets)
     progress = _Progress(sys.stderr) if show and args.format == "text" else None
     report, plan = scan_command.run(args, progress)
     if progress:
@@ -113,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "(repeatable: one run writes json, codequality and sarif)")
     scan.add_argument("--quiet", "-q", action="store_true",
                       help="print nothing (the exit status tells); --output files are still written")
+    scan.add_argument("--statistics", action="store_true",
+                      help="print how many findings of each policy instead of the report ([*]: sunset fix rewrites it)")
     scan.add_argument("--exit-zero", action="store_true",
                       help="exit 0 even with findings or input errors (2 still means sunset could not run)")
     scan.add_argument("--target", help="GitLab release you upgrade to, MAJOR.MINOR (default: newest any policy names)")

@@ -26,8 +26,11 @@ class Output:
     path: str  # STDOUT or a file
 
 
-def outputs(values: Sequence[str] | None, default_format: str, quiet: bool) -> tuple[Output, ...]:
-    """The `--output` values read: `FORMAT=FILE` or `FILE`; a bad one is a usage error (exit 2)."""
+def outputs(
+    values: Sequence[str] | None, default_format: str, quiet: bool, statistics: bool = False
+) -> tuple[Output, ...]:
+    """The `--output` values read: `FORMAT=FILE` or `FILE`; a bad one is a usage error (exit 2).
+    `--statistics` puts the per-policy counts on stdout in place of `--format`."""
     files: list[Output] = []
     to_stdout = not quiet
     for value in values or ():
@@ -40,7 +43,8 @@ def outputs(values: Sequence[str] | None, default_format: str, quiet: bool) -> t
         else:
             files.append(Output(default_format, _file(value, value)))
             to_stdout = False  # `-o FILE` takes stdout's place, as it always did
-    return ((Output(default_format, STDOUT),) if to_stdout else ()) + tuple(files)
+    shown = "statistics" if statistics else default_format
+    return ((Output(shown, STDOUT),) if to_stdout else ()) + tuple(files)
 
 
 def _file(value: str, path: str) -> str:

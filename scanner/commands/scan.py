@@ -9,7 +9,9 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -209,12 +211,30 @@ def exit_code(report: Report, fail_on: str) -> int:
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings) else EXIT_OK
 
 
+def color_wanted(choice: str, tty: bool, env: Mapping[str, str]) -> bool:
+    """`--color always/never` wins; `auto`: NO_COLOR (set, non-empty) turns colour off, FORCE_COLOR
+    (set, non-empty) turns it on off a terminal, TERM=dumb turns it off; else a terminal has colour."""
+    if choice != "auto":
+        return choice == "always"
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return tty and env.get("TERM") != "dumb"
+
+
+FILE_WIDTH = 120  # snippets in files and pipes are clipped here; on a terminal, to its width
+
+
 def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Policy], to_stdout: bool) -> str:
     """The report in `fmt`; the format's module loads only now (`scanner.report.formats`)."""
+    from scanner.report.formats import statistics
+
     tty = to_stdout and sys.stdout.isatty()
-    color = args.color == "always" or (args.color == "auto" and tty and "NO_COLOR" not in os.environ)
-    options = RenderOptions(policies=tuple(policies), color=color, env=os.environ)
-    return FORMATS[fmt](report, options)
+    width = shutil.get_terminal_size((FILE_WIDTH, 24)).columns if tty else FILE_WIDTH
+    options = RenderOptions(policies=tuple(policies), color=color_wanted(args.color, tty, os.environ),
+                            env=os.environ, width=width)
+    return statistics(report, options) if fmt == "statistics" else FORMATS[fmt](report, options)
 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
