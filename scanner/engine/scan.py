@@ -1,8 +1,7 @@
 """The scan: discover pipeline roots, follow their includes, evaluate policies, build the report.
 
-Each file is read, parsed and evaluated once per scan (keyed by its real path), however
-many pipelines include it. Include problems (missing files, cycles, escapes, nesting over
-GitLab's limits) are errors on the including line; the rest of the scan goes on.
+Each file is read, parsed and evaluated once per scan (keyed by its real path), however many pipelines include it.
+Include problems (missing files, cycles, escapes, nesting over GitLab's limits) are errors on the including line.
 """
 
 from __future__ import annotations
@@ -137,6 +136,7 @@ class Scan:
                 self.error(arg, None, "no such file or directory" if problem == MISSING else _not_scanned(problem))
         for config in self.options.ci_configs:
             self.ci_config(config)
+        self.recorder.finish()
         self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
         self.report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return self.report

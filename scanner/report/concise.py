@@ -24,5 +24,6 @@ def render(report: Report, options: RenderOptions) -> str:
     for e in report.errors:
         where = f"{e.path}:{e.line}" if e.line else e.path
         lines.append(f"{visible(where)}: input error: {visible(e.message)}")
+    lines.extend(f"{visible(w.path)}:{w.line}: warning: {visible(w.message)}" for w in report.warnings)
     lines.append(summary(report, tiers))
     return "\n".join(lines) + "\n"

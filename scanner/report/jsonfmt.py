@@ -49,6 +49,8 @@ def report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[
         "target": report.target,
         "findings": [finding_dict(f, tiers) for f in report.findings],
         "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in report.errors],
+        # added in contract v1: things that do not fail the run (a suppression that suppresses nothing)
+        "warnings": [{"path": w.path, "line": w.line, "message": w.message} for w in report.warnings],
         "includes": [
             {"from": i.source, "line": i.line, "kind": i.kind, "target": i.target, "resolved": i.resolved}
             | ({"note": i.note} if i.note else {})
@@ -58,6 +60,7 @@ def report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[
             "files_scanned": report.files_scanned,
             "findings": len(report.findings),
             "errors": len(report.errors),
+            "warnings": len(report.warnings),
             "suppressed": report.suppressed,
             "baselined": report.baselined,
             "by_severity": report.severity_counts(),

@@ -28,6 +28,9 @@ def visible(text: str) -> str:
 
 
 class _Paint:
+    """Four lines of escape codes instead of a colour library: importing rich.console costs 67-99 ms
+    (`-X importtime`, 2026-11-25, load average 5) against a start-up of about 0.19 s."""
+
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
 
@@ -110,6 +113,10 @@ def render(report: Report, options: RenderOptions) -> str:
         for e in report.errors:
             where = f"{e.path}:{e.line}" if e.line else e.path
             lines.append(f"  {visible(where)}: {visible(e.message)}")
+        lines.append("")
+    if report.warnings:
+        lines.append(paint("bold", "Warnings:") if color else "Warnings:")
+        lines.extend(f"  {visible(w.path)}:{w.line}: {visible(w.message)}" for w in report.warnings)
         lines.append("")
     lines.append(summary(report, tiers))
     return "\n".join(lines) + "\n"
