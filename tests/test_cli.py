@@ -94,7 +94,7 @@ def test_duplicate_policy_id_is_refused(tmp_path: Path, repo: Path) -> None:
 def test_json_contract(repo: Path) -> None:
     result = sunset("scan", str(repo), "--policies", str(DATA), "--format", "json", "--target", "17.0")
     data = json.loads(result.stdout)
-    assert set(data) == {"version", "tool", "target", "findings", "errors", "includes", "summary"}
+    assert set(data) == {"version", "tool", "target", "findings", "errors", "warnings", "includes", "summary"}
     assert data["version"] == 1 and data["target"] == "17.0" and data["tool"]["name"] == "sunset"
     first = data["findings"][0]
     assert {k: first[k] for k in ("rule_id", "path", "line", "column", "end_line", "end_column", "severity")} == {
@@ -110,6 +110,7 @@ def test_json_contract(repo: Path) -> None:
         "files_scanned": 1,
         "findings": 2,
         "errors": 0,
+        "warnings": 0,
         "suppressed": 0,
         "baselined": 0,
         "by_severity": {"error": 1, "warning": 1, "info": 0},
