@@ -69,9 +69,10 @@ def test_json_says_what_sunset_fix_rewrites(repo: Path) -> None:
 
 
 def test_text_history_once_marker_and_clipped_snippet(repo: Path) -> None:
-    text = sunset(repo, "scan", ".", "--color", "never").stdout
+    text = sunset(repo, "scan", ".", "--color", "never", COLUMNS="120").stdout
     snippet = f"    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}"
-    shown = snippet[: 120 - 8 - 1] + "…"  # 120 columns off a terminal, the gutter is 8
+    shown = snippet[: 120 - 8 - 1] + "…"  # 120 columns (off a terminal, only when COLUMNS asks), gutter 8
+    assert f"    5 | {snippet}\n" in sunset(repo, "scan", ".", "--color", "never").stdout  # a pipe: whole lines
     assert text == (
         f".gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE}\n"
         "    2 |   - template: Workflows/MergeRequest-Pipelines.gitlab-ci.yml\n"
@@ -106,7 +107,7 @@ def test_clip_keeps_the_column_in_view() -> None:
 def _on_a_terminal(repo: Path, **env: str) -> str:
     """The text report as a terminal receives it (a real pseudo-terminal)."""
     controller, terminal = pty.openpty()
-    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SUNSET_CACHE_DIR": "off", "COLUMNS": "200"}
+    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SUNSET_CACHE_DIR": "off"}
     proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "."], cwd=repo, env=base | env,
                             stdout=terminal, stderr=subprocess.DEVNULL)
     os.close(terminal)
@@ -125,7 +126,9 @@ def _on_a_terminal(repo: Path, **env: str) -> str:
 
 
 def test_colour_follows_no_color_force_color_and_term(repo: Path) -> None:
-    assert "\x1b[" in _on_a_terminal(repo, TERM="xterm")
+    shown = _on_a_terminal(repo, TERM="xterm", COLUMNS="60")
+    snippet = f"    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}"
+    assert f"\x1b[2m    5 | \x1b[0m{snippet[:60 - 8 - 1]}…\r\n" in shown  # clipped to the terminal's 60 columns
     assert "\x1b[" not in _on_a_terminal(repo, TERM="dumb")
     assert "\x1b[" not in _on_a_terminal(repo, TERM="xterm", NO_COLOR="1")
     assert "\x1b[31merror\x1b[0m" in sunset(repo, "scan", ".", FORCE_COLOR="1").stdout  # a pipe, forced

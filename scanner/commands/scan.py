@@ -223,7 +223,12 @@ def color_wanted(choice: str, tty: bool, env: Mapping[str, str]) -> bool:
     return tty and env.get("TERM") != "dumb"
 
 
-FILE_WIDTH = 120  # snippets in files and pipes are clipped here; on a terminal, to its width
+def snippet_width(tty: bool, env: Mapping[str, str]) -> int:
+    """Snippets are clipped to a terminal's width; in files and pipes only when COLUMNS asks (0: never)."""
+    if tty:
+        return shutil.get_terminal_size().columns
+    columns = env.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() else 0
 
 
 def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Policy], to_stdout: bool) -> str:
@@ -231,9 +236,8 @@ def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Po
     from scanner.report.formats import statistics
 
     tty = to_stdout and sys.stdout.isatty()
-    width = shutil.get_terminal_size((FILE_WIDTH, 24)).columns if tty else FILE_WIDTH
     options = RenderOptions(policies=tuple(policies), color=color_wanted(args.color, tty, os.environ),
-                            env=os.environ, width=width)
+                            env=os.environ, width=snippet_width(tty, os.environ))
     return statistics(report, options) if fmt == "statistics" else FORMATS[fmt](report, options)
 
 
