@@ -44,6 +44,15 @@ def load(extra: list[str] | None) -> list[Policy]:
         raise UsageError(str(exc)) from None
 
 
+_LOOSE_RELEASE = re.compile(r"(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(?:\.\d+)?)?")
+
+
+def release(text: str) -> str:
+    """`17` is 17.0 and `17.10.2` is 17.10: deprecations are scheduled per minor release."""
+    m = _LOOSE_RELEASE.fullmatch(text.strip())
+    return f"{m.group(1)}.{m.group(2) or 0}" if m else text
+
+
 def default_target(policies: list[Policy]) -> str:
     releases = {Version.parse(r) for p in policies for r in (p.data.deprecated_in, p.data.removed_in) if r}
     return str(max(releases)) if releases else "19.0"
@@ -147,7 +156,7 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         loaded = _read_config(config_path, policies)
     cfg = loaded.config if loaded else None
     try:
-        target = Version.parse(args.target or (cfg and cfg.target) or default_target(policies))
+        target = Version.parse(release(args.target or (cfg and cfg.target) or default_target(policies)))
     except ValueError as exc:
         raise UsageError(f"--target: {exc}") from None
     baseline_file = args.baseline or (cfg.baseline if cfg and not args.write_baseline else None)

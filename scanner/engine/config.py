@@ -28,7 +28,6 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scanner.core.tree import ParseError
-from scanner.core.versions import RELEASE_RE
 from scanner.readers.yamldoc import load_yaml
 from scanner.rules.facets import check_kind_names
 
@@ -47,7 +46,7 @@ class PolicySelection(_Strict):
 
 
 class Config(_Strict):
-    target: str | None = Field(default=None, pattern=RELEASE_RE.pattern)
+    target: str | None = Field(default=None, pattern=r"^(0|[1-9]\d*)(\.(0|[1-9]\d*)(\.\d+)?)?$")  # 17, 17.10, 17.10.2
     fail_on: Literal["error", "warning", "info", "never"] | None = None
     policies: PolicySelection = PolicySelection()
     severity: dict[str, Literal["error", "warning", "info"]] = {}
