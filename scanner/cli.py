@@ -6,16 +6,21 @@ Exit codes are in `scanner.core.exits`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from scanner import __version__
 from scanner.commands import comment
 from scanner.commands import fix as fix_command
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from scanner.report.formats import FORMATS
+
+if TYPE_CHECKING:
+    from scanner.rules.policy import Policy
 from streams.cli import register as register_stream
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -45,35 +50,40 @@ class _Progress:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
+    from scanner.commands import output
     from scanner.commands import scan as scan_command
 
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() and args.format == "text" else None
+    quiet = args.quiet or bool(args.write_baseline)  # a baseline run records the findings, it does not list them
+    targets = output.outputs(args.output, args.format, quiet, args.statistics)
+    show = sys.stderr.isatty() and not args.quiet and os.environ.get("TERM") != "dumb"
+    show = show and any(t.path == output.STDOUT for t in targets)
+    progress = _Progress(sys.stderr) if show and args.format == "text" else None
     report, plan = scan_command.run(args, progress)
     if progress:
         progress.done()
-    if scan_command.nothing_found(report):
+    if scan_command.nothing_found(report) and not args.quiet:
         sys.stderr.write(scan_command.NOTHING_FOUND)
     if args.write_baseline:
         scan_command.write_baseline(Path(args.write_baseline), report)
-        sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
-    out = scan_command.render(report, args, plan.policies)
-    if args.output:
-        Path(args.output).write_text(out, encoding="utf-8")
-    else:
-        sys.stdout.write(out)
-    return scan_command.exit_code(report, plan.fail_on)
+        if not args.quiet:
+            sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
+        report = dataclasses.replace(report, findings=[], baselined=report.baselined + len(report.findings))
+    problems = output.write(targets, lambda fmt, to_stdout: scan_command.render(report, fmt, args, plan.policies,
+                                                                                 to_stdout), sys.stdout.write)
+    for problem in problems:
+        sys.stderr.write(f"sunset: {problem}\n")
+    if problems:
+        return EXIT_USAGE
+    return EXIT_OK if args.exit_zero else scan_command.exit_code(report, plan.fail_on)
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
     from scanner.commands.scan import load
     from scanner.report import policydocs as docs
 
-    policies = load(args.policies)
+    policies = load([*(args.policies or ()), *(getattr(args, "policies_here", None) or ())])
     if args.action == "list":
-        width = max((len(p.id) for p in policies), default=10)
-        for p in policies:
-            removed = p.removal.release or ("canceled" if p.removal.status == "canceled" else "—")
-            sys.stdout.write(f"{p.id:<{width}}  {removed:>5}  {p.data.title}\n")
+        sys.stdout.write(_policy_list(policies, getattr(args, "format", "text")))
         return EXIT_OK
     if args.action == "show":
         match = [p for p in policies if p.id == args.id]
@@ -92,35 +102,94 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _policy_list(policies: list[Policy], fmt: str) -> str:
+    """The catalog: a table with a header, or JSON (id, title, deprecated_in, removed_in, fix tier)."""
+    from scanner.report.options import fix_tiers
+
+    tiers = fix_tiers(policies)
+    if fmt == "json":
+        import json
+
+        rows = [{"id": p.id, "title": p.data.title, "deprecated_in": p.data.deprecated_in,
+                 "removed_in": p.removal.release, "removal": p.removal.status, "fix_tier": tiers.get(p.id)}
+                for p in policies]
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    width = max((len(p.id) for p in policies), default=10)
+    lines = [f"{'POLICY':<{width}}  {'REMOVED':>8}  FIX  TITLE"]
+    for p in policies:
+        fix = "[*]" if tiers.get(p.id) == "safe" else "(*)" if p.id in tiers else ""
+        removed = p.removal.release or ("canceled" if p.removal.status == "canceled" else "—")
+        lines.append(f"{p.id:<{width}}  {removed:>8}  {fix:<3}  {p.data.title}")
+    return "\n".join(lines) + "\n"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of bytes: {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sunset", description="Find GitLab deprecations before you upgrade.")
     parser.add_argument("--version", action="version", version=f"sunset {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    scan = sub.add_parser("scan", help="scan repositories for deprecated GitLab usage")
+    scan = sub.add_parser(
+        "scan", help="scan repositories for deprecated GitLab usage",
+        description="Report what the given repositories, settings files and scripts use that GitLab deprecates or "
+        "removes, with the release that removes it and the fix. Exit status: 0 clean, 1 findings or input errors "
+        "at --fail-on, 2 sunset could not run.")
     scan.add_argument("paths", nargs="*", default=["."], help="directories or files (default: .)")
-    scan.add_argument("--format", choices=tuple(FORMATS), default="text")
-    scan.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
-    scan.add_argument("--target", help="GitLab release you upgrade to, MAJOR.MINOR (default: newest any policy names)")
+    scan.add_argument("--format", choices=tuple(FORMATS), default="text", help="the report on stdout (default: text)")
+    scan.add_argument("--output", "-o", action="append", metavar="[FORMAT=]FILE",
+                      help="FILE: write --format to FILE instead of stdout; FORMAT=FILE: also write FORMAT to FILE "
+                           "(repeatable: one run writes json, codequality and sarif)")
+    scan.add_argument("--quiet", "-q", action="store_true",
+                      help="print nothing (the exit status tells); --output files are still written")
+    scan.add_argument("--statistics", action="store_true",
+                      help="print how many findings of each policy instead of the report ([*]: sunset fix rewrites it)")
+    scan.add_argument("--exit-zero", action="store_true",
+                      help="exit 0 even with findings or input errors (2 still means sunset could not run)")
+    scan.add_argument("--target", help="GitLab release you upgrade to: 17, 17.10 or 17.10.2 (the patch is ignored; "
+                      "default: the newest release any policy names)")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
-    scan.add_argument("--config", metavar="FILE", help="configuration file (default: ./.sunset.yml)")
+    scan.add_argument("--config", metavar="FILE", help="configuration file (default: .sunset.yml or [tool.sunset] in "
+                      "pyproject.toml, in the working directory or a parent up to the repository root)")
     scan.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     scan.add_argument("--write-baseline", metavar="FILE", help="record today's findings as the baseline")
     scan.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
+    scan.add_argument("--select", action="append", metavar="ID[,ID]", help="run only these policies (replaces the "
+                      "configuration's select)")
+    scan.add_argument("--ignore", action="append", metavar="ID[,ID]", help="do not run these policies (adds to the "
+                      "configuration's ignore)")
+    scan.add_argument("--exclude", action="append", metavar="PATTERN[,PATTERN]",
+                      help="skip paths matching these gitignore patterns (replaces the configuration's exclude)")
+    scan.add_argument("--extend-exclude", action="append", metavar="PATTERN[,PATTERN]",
+                      help="skip these too (adds to the configuration's exclude)")
     scan.add_argument("--ci-config", action="append", metavar="PATH",
                       help="the project's custom CI/CD configuration file (GitLab setting), read as a pipeline root; "
                            "also `path@group/project` or a URL (recorded, not fetched)")
-    scan.add_argument("--max-file-size", type=int, default=2 * 1024 * 1024, metavar="BYTES")
-    scan.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    scan.add_argument("--max-file-size", type=_positive, default=2 * 1024 * 1024, metavar="BYTES",
+                      help="skip larger files with an input error (default: 2 MiB, GitLab's limit)")
+    scan.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="auto (default): on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it")
     scan.set_defaults(func=_cmd_scan)
 
     pol = sub.add_parser("policies", help="the policy catalog")
     pol.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
     actions = pol.add_subparsers(dest="action", required=True)
-    actions.add_parser("list", help="one line per policy")
+    listing = actions.add_parser("list", help="one line per policy ([*]: sunset fix rewrites it, (*): with --unsafe)")
+    listing.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     show = actions.add_parser("show", help="a policy's documentation")
     show.add_argument("id")
     gen = actions.add_parser("docs", help="generate docs/policies from the policy data")
+    for action in (listing, show, gen):  # `policies list --policies DIR` as well as `policies --policies DIR list`
+        action.add_argument("--policies", action="append", metavar="DIR", dest="policies_here",
+                            help="also load policies from DIR")
     gen.add_argument("--out", default="docs/policies")
     gen.add_argument("--check", action="store_true", help="exit 1 if the docs are stale, write nothing")
     pol.set_defaults(func=_cmd_policies)

@@ -5,3 +5,6 @@ an offline replay over a JSONL file (`streams.replay`), a Faust worker on Kafka 
 and an HTTP receiver compatible with GitLab's audit-event streaming (`streams.receiver`). Nothing
 here is imported by `sunset scan`.
 """
+
+# Checked by the `sunset` command (gitlab_sunset.py): the mark of the distribution that installed this package.
+DISTRIBUTION = "gitlab-sunset"

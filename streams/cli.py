@@ -73,6 +73,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         from streams import commands
     except ModuleNotFoundError as exc:
-        sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: pip install 'sunset[stream]'\n")
+        sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: "
+                         "pip install 'gitlab-sunset[stream]'\n")
         return 2
     return commands.run(args)

@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return COMMANDS[args.stream_command](args)
     except ModuleNotFoundError as exc:
-        sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: pip install 'sunset[stream]'\n")
+        sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: "
+                         "pip install 'gitlab-sunset[stream]'\n")
         return EXIT_USAGE
     except (StreamUsageError, SnapshotError, ValidationError, OSError) as exc:
         message = str(exc).replace(os.linesep, " ")

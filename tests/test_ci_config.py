@@ -62,9 +62,9 @@ def test_a_folder_without_gitlab_files_says_what_was_looked_for(repo: Path) -> N
 def test_a_named_pipeline_resolves_local_includes_from_the_repository_root(repo: Path) -> None:
     report = as_json(repo, "scan", "ci/main.yml")
     assert report["errors"] == []
-    assert where(report) == [(TOKEN, "runners.yml", 3, 30)]
+    assert where(report) == [(TOKEN, "ci/runners.yml", 3, 30)]  # paths from the working directory
     assert [(i["from"], i["line"], i["kind"], i["target"], i["resolved"]) for i in report["includes"]] == [
-        ("main.yml", 2, "local", "ci/runners.yml", True)
+        ("ci/main.yml", 2, "local", "ci/runners.yml", True)
     ]
 
 
@@ -107,7 +107,7 @@ def test_a_named_database_yml_is_a_database_config(tmp_path: Path) -> None:
         "production:\n  main:\n    adapter: postgresql\n    database: gitlabhq_production\n"
     )
     report = as_json(tmp_path, "scan", "config/database.yml")
-    assert where(report) == [("database-ci-section", "database.yml", 1, 1)]
+    assert where(report) == [("database-ci-section", "config/database.yml", 1, 1)]
 
 
 def test_a_named_yaml_file_with_jobs_is_a_pipeline_root(tmp_path: Path) -> None:

@@ -42,8 +42,10 @@ def test_exit_codes_follow_fail_on(repo: Path, capsys: pytest.CaptureFixture[str
 
 def test_input_errors_exit_1_even_without_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, {".gitlab-ci.yml": "a: [\n"})
-    assert main(["scan", str(tmp_path), "--fail-on", "never"]) == 1
+    assert main(["scan", str(tmp_path), "--fail-on", "error"]) == 1  # input errors count as `error`
     assert ".gitlab-ci.yml:2: invalid YAML" in capsys.readouterr().out
+    assert main(["scan", str(tmp_path), "--fail-on", "never"]) == 0  # never means never
+    assert main(["scan", str(tmp_path), "--exit-zero"]) == 0
 
 
 def test_bad_arguments_exit_2(repo: Path) -> None:
@@ -92,7 +94,7 @@ def test_duplicate_policy_id_is_refused(tmp_path: Path, repo: Path) -> None:
 def test_json_contract(repo: Path) -> None:
     result = sunset("scan", str(repo), "--policies", str(DATA), "--format", "json", "--target", "17.0")
     data = json.loads(result.stdout)
-    assert set(data) == {"version", "tool", "target", "findings", "errors", "includes", "summary"}
+    assert set(data) == {"version", "tool", "target", "findings", "errors", "warnings", "includes", "summary"}
     assert data["version"] == 1 and data["target"] == "17.0" and data["tool"]["name"] == "sunset"
     first = data["findings"][0]
     assert {k: first[k] for k in ("rule_id", "path", "line", "column", "end_line", "end_column", "severity")} == {
@@ -108,6 +110,7 @@ def test_json_contract(repo: Path) -> None:
         "files_scanned": 1,
         "findings": 2,
         "errors": 0,
+        "warnings": 0,
         "suppressed": 0,
         "baselined": 0,
         "by_severity": {"error": 1, "warning": 1, "info": 0},

@@ -80,7 +80,7 @@ def test_diff_prints_a_patch_and_writes_nothing(tmp_path: Path, capsys: pytest.C
     work = tmp_path / "samples"
     shutil.copytree(ROOT / "samples", work)
     untouched = tree(work)
-    assert main(["fix", "--diff", str(work)]) == 0
+    assert main(["fix", "--diff", str(work)]) == 1  # a non-empty diff, as `ruff --diff` and `git diff --exit-code`
     out = capsys.readouterr()
     assert tree(work) == untouched
     assert "--- a/deploy/helm/gitlab-agent/values.yaml\n+++ b/deploy/helm/gitlab-agent/values.yaml\n" in out.out

@@ -42,7 +42,7 @@ def _dumps(doc: object) -> str:
 
 
 def test_format_table_names_and_cli_choices() -> None:
-    assert list(FORMATS) == ["text", "json", "sarif", "codequality", "markdown"]
+    assert list(FORMATS) == ["text", "concise", "json", "sarif", "codequality", "markdown"]
     parser = build_parser()
     assert [parser.parse_args(["scan", "--format", name]).format for name in FORMATS] == list(FORMATS)
     assert parser.parse_args(["scan"]).format == "text"

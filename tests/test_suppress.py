@@ -41,10 +41,10 @@ def test_policies() -> list[Policy]:
         ),
         ("# just a comment", None),
         ("# sunset: scans this repository on every pipeline", None),
-        ("# sunset: ignore[t-variable]", Problem(1, "a suppression needs a reason after the policy id")),
+        ("# sunset: ignore[t-variable]", Suppression(1, frozenset({"t-variable"}), None, "")),  # a reason is optional
         (
             "# sunset: ignore[t-variable] until=2027-03-01",
-            Problem(1, "a suppression needs a reason after the policy id"),
+            Suppression(1, frozenset({"t-variable"}), date(2027, 3, 1), ""),
         ),
         (
             "# sunset: ignore[T-Variable] caps",
@@ -106,7 +106,31 @@ def test_suppressions_apply_on_the_line_or_the_line_above(tmp_path: Path, test_p
     expired = [f for f in report.findings if f.location.line == 9][0]
     assert expired.message.endswith("(the suppression on line 9 expired on 2026-01-31)")
     assert report.suppressed == 2
-    assert report.errors == [InputError(".gitlab-ci.yml", 12, "a suppression needs a reason after the policy id")]
+    assert report.errors == []
+    assert report.warnings == [  # suppressions that suppress nothing: warnings, not errors
+        InputError(".gitlab-ci.yml", 10, "unused suppression: no `t-template` finding on this line or the next"),
+        InputError(".gitlab-ci.yml", 12, "unused suppression: no `t-variable` finding on this line or the next"),
+    ]
+
+
+def test_unused_suppressions_are_warnings_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, {".gitlab-ci.yml": "variables:\n  # sunset: ignore[t-variable]\n  OLD_VAR: a\n"
+                                       "  NEW_VAR: b  # sunset: ignore[t-variable,t-template] old habits\n"})
+    args = ["scan", str(tmp_path), "--policies", str(DATA), "--color", "never"]
+    assert main(args) == 0  # the one finding is suppressed; warnings do not fail the run
+    assert capsys.readouterr().out == (
+        "Warnings:\n"
+        "  .gitlab-ci.yml:4: unused suppression: no `t-template` finding on this line or the next\n"
+        "  .gitlab-ci.yml:4: unused suppression: no `t-variable` finding on this line or the next\n"
+        "\n"
+        "Scanned 1 file for GitLab 19.0: 0 error(s), 0 warning(s), 0 info; 0 input error(s); 1 suppressed, "
+        "0 baselined.\n"
+    )
+    assert main([*args, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["warnings"][0], data["summary"]["warnings"]) == (
+        {"path": ".gitlab-ci.yml", "line": 4,
+         "message": "unused suppression: no `t-template` finding on this line or the next"}, 2)
 
 
 def test_baseline_reports_only_new_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -132,7 +156,7 @@ def test_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeyp
             ".gitlab-ci.yml": "include:\n  - template: Old.gitlab-ci.yml\nvariables:\n  OLD_VAR: a\n",
             "vendor/.gitlab-ci.yml": "variables:\n  OLD_VAR: vendored\n",
             ".sunset.yml": (
-                "target: 16.0\n"
+                "target: '16.0'\n"
                 "fail_on: error\n"
                 "policies:\n  ignore: [t-reach]\n"
                 "severity:\n  t-variable: info\n"

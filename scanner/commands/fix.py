@@ -3,8 +3,9 @@
 This module is the command: flags, the scan plan (shared with `sunset scan`), and what is printed.
 The work is in `scanner.fix`, imported only when the command runs. Safe fixes are applied by
 default; `--unsafe` adds the ones a person must review; `--diff` prints a unified diff and
-writes nothing. Exit status: 0 when every fix that was tried is applied (or would be, with
-`--diff`), 1 when one was refused, overlapped another or could not be written, 2 on bad usage.
+writes nothing. Exit status (`scanner.core.exits`): 0 when every fix that was tried is applied, or
+`--diff` has nothing to change; 1 when `--diff` printed a change (as `ruff --diff` and `git diff
+--exit-code`), or a fix was refused, overlapped another or could not be written; 2 on bad usage.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         report_stream.write(f"{loc.path}:{loc.line}:{loc.column}: {status} [{o.site.finding.rule_id}] {detail}\n")
     report_stream.write(_summary(result, args.diff))
     incomplete = result.count("refused") + result.count("overlap") + result.count("unwritten")
-    return EXIT_INCOMPLETE if incomplete else EXIT_OK
+    return EXIT_INCOMPLETE if incomplete or (args.diff and any(result.diffs)) else EXIT_OK
 
 
 def _summary(result: FixRun, diff: bool) -> str:

@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from scanner.core.files import scan_base
+from scanner.core.files import display_base, scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
@@ -41,6 +44,15 @@ def load(extra: list[str] | None) -> list[Policy]:
         raise UsageError(str(exc)) from None
 
 
+_LOOSE_RELEASE = re.compile(r"(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(?:\.\d+)?)?")
+
+
+def release(text: str) -> str:
+    """`17` is 17.0 and `17.10.2` is 17.10: deprecations are scheduled per minor release."""
+    m = _LOOSE_RELEASE.fullmatch(text.strip())
+    return f"{m.group(1)}.{m.group(2) or 0}" if m else text
+
+
 def default_target(policies: list[Policy]) -> str:
     releases = {Version.parse(r) for p in policies for r in (p.data.deprecated_in, p.removal.release) if r}
     return str(max(releases)) if releases else "19.0"
@@ -63,16 +75,33 @@ def write_baseline(path: Path, report: Report) -> None:
 
 
 CONFIG_NAME = ".sunset.yml"
+_TOOL_TABLE = re.compile(r"^[ \t]*\[tool\.sunset\][ \t]*(#.*)?$", re.M)
 
 
 def find_config(explicit: str | None, base: Path) -> Path | None:
-    """`--config FILE`, else `.sunset.yml` in the current directory, else in the scanned directory."""
+    """`--config FILE`; else `.sunset.yml`, or a `pyproject.toml` with `[tool.sunset]`, in the working
+    directory or a parent up to the repository root (the first folder holding `.git`); else the same
+    from the scanned folder."""
     if explicit:
         return Path(explicit)
-    for folder in (Path.cwd(), base):
-        if (folder / CONFIG_NAME).is_file():
-            return folder / CONFIG_NAME
+    for start in (Path.cwd(), base):
+        folder = Path(os.path.abspath(start))
+        while True:
+            if (folder / CONFIG_NAME).is_file():
+                return folder / CONFIG_NAME
+            if _has_tool_table(folder / "pyproject.toml"):
+                return folder / "pyproject.toml"
+            if (folder / ".git").exists() or folder.parent == folder:
+                break
+            folder = folder.parent
     return None
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        return path.is_file() and _TOOL_TABLE.search(path.read_text(encoding="utf-8")) is not None
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _read_config(path: Path, policies: list[Policy]) -> LoadedConfig:
@@ -86,12 +115,36 @@ def _read_config(path: Path, policies: list[Policy]) -> LoadedConfig:
     return loaded
 
 
-def _select(policies: list[Policy], loaded: LoadedConfig | None) -> list[Policy]:
-    if loaded is None:
-        return policies
-    sel = loaded.config.policies
-    chosen = [p for p in policies if sel.select is None or p.id in sel.select]
-    return [p for p in chosen if p.id not in sel.ignore]
+def _ids(values: list[str] | None, flag: str, known: set[str]) -> list[str] | None:
+    """`--select a,b --select c`: the ids, each checked (a typo would silently select nothing)."""
+    if values is None:
+        return None
+    ids = [i.strip() for v in values for i in v.split(",") if i.strip()]
+    for pid in ids:
+        if pid not in known:
+            raise UsageError(f"{flag}: unknown policy {pid!r}; see `sunset policies list`")
+    return ids
+
+
+def _select(policies: list[Policy], loaded: LoadedConfig | None, args: argparse.Namespace) -> list[Policy]:
+    """`--select` replaces the file's `select`; `--ignore` adds to its `ignore`."""
+    known = {p.id for p in policies}
+    sel = loaded.config.policies if loaded else None
+    select = _ids(getattr(args, "select", None), "--select", known)
+    if select is None and sel is not None and sel.select is not None:
+        select = list(sel.select)
+    ignore = set(sel.ignore if sel else ()) | set(_ids(getattr(args, "ignore", None), "--ignore", known) or ())
+    return [p for p in policies if (select is None or p.id in select) and p.id not in ignore]
+
+
+def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[str, ...]:
+    """`--exclude` replaces the file's `exclude`; `--extend-exclude` adds to it (gitignore patterns)."""
+    def split(values: list[str] | None) -> list[str]:
+        return [p.strip() for v in values or () for p in v.split(",") if p.strip()]
+
+    given = getattr(args, "exclude", None)
+    base = split(given) if given is not None else list(loaded.config.exclude if loaded else ())
+    return (*base, *split(getattr(args, "extend_exclude", None)))
 
 
 def plan(args: argparse.Namespace, progress: object = None) -> Plan:
@@ -103,7 +156,7 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         loaded = _read_config(config_path, policies)
     cfg = loaded.config if loaded else None
     try:
-        target = Version.parse(args.target or (cfg and cfg.target) or default_target(policies))
+        target = Version.parse(release(args.target or (cfg and cfg.target) or default_target(policies)))
     except ValueError as exc:
         raise UsageError(f"--target: {exc}") from None
     baseline_file = args.baseline or (cfg.baseline if cfg and not args.write_baseline else None)
@@ -114,12 +167,14 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         progress=progress,  # type: ignore[arg-type]
         severity=dict(cfg.severity) if cfg else {},
         baseline=baseline,
-        exclude=cfg.exclude if cfg else (),
+        exclude=_excludes(args, loaded),
+        exclude_base=loaded.path.parent if loaded else display_base(paths),
         kinds=dict(cfg.kinds) if cfg else {},
         ci_configs=_ci_configs(args, loaded),
+        display=display_base(paths),  # paths from the working directory, as editors and `git apply` read them
     )
     fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
-    return Plan(paths, _select(policies, loaded), options, fail_on)
+    return Plan(paths, _select(policies, loaded, args), options, fail_on)
 
 
 def _ci_configs(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[CiConfig, ...]:
@@ -156,20 +211,43 @@ def nothing_found(report: Report) -> bool:
 
 
 def exit_code(report: Report, fail_on: str) -> int:
-    if report.errors:
-        return EXIT_FINDINGS
+    """The one table (scanner.core.exits): input errors count as `error`, so `--fail-on never` is 0."""
     if fail_on == "never":
         return EXIT_OK
+    if report.errors:
+        return EXIT_FINDINGS
     threshold = SEVERITY_RANK[fail_on]
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings) else EXIT_OK
 
 
-def render(report: Report, args: argparse.Namespace, policies: list[Policy]) -> str:
-    """The report in `--format`; the format's module loads only now (`scanner.report.formats`)."""
-    tty = args.output is None and sys.stdout.isatty()
-    color = args.color == "always" or (args.color == "auto" and tty and "NO_COLOR" not in os.environ)
-    options = RenderOptions(policies=tuple(policies), color=color, env=os.environ)
-    return FORMATS[args.format](report, options)
+def color_wanted(choice: str, tty: bool, env: Mapping[str, str]) -> bool:
+    """`--color always/never` wins; `auto`: NO_COLOR (set, non-empty) turns colour off, FORCE_COLOR
+    (set, non-empty) turns it on off a terminal, TERM=dumb turns it off; else a terminal has colour."""
+    if choice != "auto":
+        return choice == "always"
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return tty and env.get("TERM") != "dumb"
+
+
+def snippet_width(tty: bool, env: Mapping[str, str]) -> int:
+    """Snippets are clipped to a terminal's width; in files and pipes only when COLUMNS asks (0: never)."""
+    if tty:
+        return shutil.get_terminal_size().columns
+    columns = env.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() else 0
+
+
+def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Policy], to_stdout: bool) -> str:
+    """The report in `fmt`; the format's module loads only now (`scanner.report.formats`)."""
+    from scanner.report.formats import statistics
+
+    tty = to_stdout and sys.stdout.isatty()
+    options = RenderOptions(policies=tuple(policies), color=color_wanted(args.color, tty, os.environ),
+                            env=os.environ, width=snippet_width(tty, os.environ))
+    return statistics(report, options) if fmt == "statistics" else FORMATS[fmt](report, options)
 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:

@@ -240,6 +240,16 @@ def scan_base(paths: list[Path]) -> Path:
     return Path(os.path.commonpath([str(d) for d in dirs]))
 
 
+def display_base(paths: list[Path], cwd: Path | None = None) -> Path:
+    """The directory reported paths are relative to: the working directory when everything scanned is
+    inside it (as ruff, yamllint, editors, `git apply` and GitLab's Code Quality expect), else the
+    scanned directory (`scan_base`), so a scan of a folder elsewhere still reports short paths."""
+    here = Path(os.path.abspath(cwd or os.getcwd()))
+    if all(Path(os.path.abspath(p)).is_relative_to(here) for p in paths):
+        return here
+    return scan_base(paths)
+
+
 def relative(path: Path, base: Path) -> str:
     """A path as the report shows it: relative to `base` when below it, and printable."""
     try:

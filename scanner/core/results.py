@@ -104,6 +104,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     includes: list[IncludeRecord] = field(default_factory=list)
+    # what the user should know but that does not fail the run: suppressions that suppress nothing
+    warnings: list[InputError] = field(default_factory=list)
     files_scanned: int = 0
     suppressed: int = 0
     baselined: int = 0

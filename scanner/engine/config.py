@@ -7,25 +7,28 @@
       ignore: [job-token-allowlist-enforcement]
     severity:                 # per-policy override
       workflow-rules-templates: info
-    exclude: ["vendor/**", "legacy/*.yml"]
+    exclude: ["vendor/", "*.generated.yml"]   # gitignore patterns, from the file's folder
     baseline: .sunset-baseline.json
     ci_config_path: ci/main.yml   # the project's custom CI/CD configuration file (or a list)
     kinds:                        # files recognition cannot decide: glob -> document kind
       "deploy/*.yaml": helm-values
 
-Command-line flags win over the file. A broken file is `file:line: problem` and exit 2.
+The file is `.sunset.yml`, or the `[tool.sunset]` table of a `pyproject.toml` (keys with `-` or `_`),
+found in the working directory or its parents up to the repository root (the folder holding `.git`),
+else in the scanned folder and its parents; `--config FILE` names one. Command-line flags win over the
+file. A broken file is `file:line: problem` and exit 2.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scanner.core.files import ReadProblem, read_settings_text
 from scanner.core.tree import ParseError
-from scanner.core.versions import RELEASE_RE
 from scanner.readers.yamldoc import load_yaml
 from scanner.rules.facets import check_kind_names
 
@@ -44,11 +47,11 @@ class PolicySelection(_Strict):
 
 
 class Config(_Strict):
-    target: str | None = Field(default=None, pattern=RELEASE_RE.pattern)
+    target: str | None = Field(default=None, pattern=r"^(0|[1-9]\d*)(\.(0|[1-9]\d*)(\.\d+)?)?$")  # 17, 17.10, 17.10.2
     fail_on: Literal["error", "warning", "info", "never"] | None = None
     policies: PolicySelection = PolicySelection()
     severity: dict[str, Literal["error", "warning", "info"]] = {}
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # gitignore patterns, matched from the configuration file's folder
     baseline: str | None = None
     # GitLab's "CI/CD configuration file" setting: a path in the repository, `path@group/project`
     # (another project's file) or a URL; one or a list.
@@ -69,7 +72,7 @@ class Config(_Strict):
     @field_validator("target", mode="before")
     @classmethod
     def _release_text(cls, value: object) -> object:
-        return str(value) if isinstance(value, float | int) else value  # `target: 18.0` unquoted
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 class LoadedConfig(NamedTuple):
@@ -84,7 +87,12 @@ class LoadedConfig(NamedTuple):
         return 1
 
 
+_TOOL_TABLE = re.compile(r"^[ \t]*\[tool\.sunset\][ \t]*(#.*)?$", re.M)
+
+
 def load_config(path: Path) -> LoadedConfig:
+    if path.name == "pyproject.toml":
+        return _load_pyproject(path)
     text = read_settings_text(path)
     if isinstance(text, ReadProblem):
         raise ConfigError(f"{path}:{text.line or 1}: cannot read: {text.message.removesuffix('; not scanned')}")
@@ -96,6 +104,58 @@ def load_config(path: Path) -> LoadedConfig:
     if not isinstance(root, dict):
         raise ConfigError(f"{path}:1: the configuration must be a mapping")
     lines = doc.key_lines(0) if doc.roots else {}
+    return _validate(root, path, lines, _raw_value(path, lines, ":"), "target: ")
+
+
+def _load_pyproject(path: Path) -> LoadedConfig:
+    import tomllib
+
+    text = read_settings_text(path)
+    if isinstance(text, ReadProblem):
+        raise ConfigError(f"{path}:{text.line or 1}: cannot read: {text.message.removesuffix('; not scanned')}")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}:{getattr(exc, 'lineno', 1) or 1}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("sunset")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}:1: [tool.sunset] must be a table")
+    header = _TOOL_TABLE.search(text)
+    start = text.count("\n", 0, header.start()) + 1 if header else 1
+    source = text.splitlines()
+    root: dict[str, Any] = {}
+    lines: dict[tuple[str | int, ...], int] = {}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        root[name] = value
+        pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+        found = next((i + 1 for i in range(start, len(source)) if pattern.match(source[i])), start)
+        lines[(name,)] = found
+    return _validate(root, path, lines, _raw_value(path, lines, "="), "target = ")
+
+
+def _raw_value(path: Path, lines: dict[tuple[str | int, ...], int], sep: str) -> str | None:
+    """The `target` as written on its line (`17.10`), to quote it back when it was read as a number."""
+    line = lines.get(("target",))
+    if line is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8").splitlines()[line - 1]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return None
+    value = text.partition(sep)[2].split("#")[0].strip()
+    return value or None
+
+
+def _validate(
+    root: dict[str, Any], path: Path, lines: dict[tuple[str | int, ...], int], raw: str | None, assign: str
+) -> LoadedConfig:
+    if isinstance(root.get("target"), float):  # `17.10` unquoted is the number 17.1: say so, never guess
+        written = raw or str(root["target"])
+        line = lines.get(("target",), 1)
+        read = f" (read as {root['target']})" if written != str(root["target"]) else ""
+        raise ConfigError(f"{path}:{line}: target: {written} is a number{read}, not a release; "
+                          f'write it as a string: {assign}"{written}"')
     try:
         return LoadedConfig(Config.model_validate(root), path, lines)
     except ValidationError as exc:

@@ -43,6 +43,8 @@ class Recorder:
     located: set[tuple[str, str, int, int]] = field(default_factory=set)
     # told of every reported finding with the hit and document behind it (`sunset fix` keeps them)
     observer: Callable[[Finding, Hit, Document], None] | None = None
+    # per file with suppressions: them, and the (line, policy id) pairs a finding used
+    pending: dict[str, tuple[Suppressions, set[tuple[int, str]]]] = field(default_factory=dict)
 
     def record(self, doc: Document, hits: Iterable[Hit], suppressions_checked: bool = False) -> None:
         """`suppressions_checked`: the text's suppression comments were checked with another
@@ -50,6 +52,9 @@ class Recorder:
         suppressions = Suppressions.scan(doc.text, self.policy_ids)
         for problem in () if suppressions_checked else suppressions.problems:
             self.report.errors.append(InputError(doc.path, problem.line, problem.message))
+        if suppressions.by_line and doc.path not in self.pending:
+            self.pending[doc.path] = (suppressions, set())
+        used = self.pending[doc.path][1] if doc.path in self.pending else set()
         occurrences: dict[tuple[str, str, str], int] = {}
         for hit in hits:
             loc = doc.location(hit.route, hit.part, hit.span)
@@ -62,6 +67,7 @@ class Recorder:
             note = ""
             suppression = suppressions.lookup(hit.policy.id, loc.line)
             if suppression is not None:
+                used.add((suppression.line, hit.policy.id))
                 if suppression.until is None or self.rules.today <= suppression.until:
                     self.report.suppressed += 1
                     continue
@@ -74,6 +80,17 @@ class Recorder:
             self.report.findings.append(found)
             if self.observer is not None:
                 self.observer(found, hit, doc)
+
+    def finish(self) -> None:
+        """Every suppression that suppressed nothing becomes a warning (it does not fail the run)."""
+        for path, (suppressions, used) in self.pending.items():
+            for s in suppressions.by_line.values():
+                for pid in sorted(s.ids):
+                    if (s.line, pid) not in used:
+                        message = f"unused suppression: no `{pid}` finding on this line or the next"
+                        self.report.warnings.append(InputError(path, s.line, message))
+        self.pending.clear()
+        self.report.warnings.sort(key=lambda w: (w.path, w.line or 0, w.message))
 
     def finding(self, hit: Hit, loc: Location, print_: str, note: str) -> Finding:
         p = hit.policy

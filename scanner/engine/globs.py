@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from scanner.core.files import Skipped, walk
 
@@ -101,3 +102,12 @@ def glob_files(repo: Path, pattern: str) -> list[Path | Skipped]:
         if where.name.endswith((".yml", ".yaml")) and glob.match(where.relative_to(repo).as_posix()):
             out.append(path)
     return out
+
+
+def gitignore(patterns: tuple[str, ...]) -> Any:
+    """`exclude:` patterns with gitignore's meaning (`scripts/`, `scripts`, `*.sh`, `deploy.sh` at any
+    depth, `/top.yml` from the base, `!keep.yml`), as pathspec reads them; imported only when a scan
+    excludes something."""
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(patterns)

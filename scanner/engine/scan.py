@@ -1,8 +1,7 @@
 """The scan: discover pipeline roots, follow their includes, evaluate policies, build the report.
 
-Each file is read, parsed and evaluated once per scan (keyed by its real path), however
-many pipelines include it. Include problems (missing files, cycles, escapes, nesting over
-GitLab's limits) are errors on the including line; the rest of the scan goes on.
+Each file is read, parsed and evaluated once per scan (keyed by its real path), however many pipelines include it.
+Include problems (missing files, cycles, escapes, nesting over GitLab's limits) are errors on the including line.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from scanner.core.document import Document
 from scanner.core.files import (
@@ -36,7 +36,7 @@ from scanner.core.results import Finding, IncludeRecord, InputError, Report, int
 from scanner.core.tree import ParseError
 from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
-from scanner.engine.globs import Glob, glob_files
+from scanner.engine.globs import gitignore, glob_files
 from scanner.engine.kinds import KINDS, Kind
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
@@ -57,8 +57,10 @@ class ScanOptions:
     today: date | None = None  # for suppression expiry; None = today
     severity: dict[str, str] = field(default_factory=dict)
     baseline: frozenset[str] = frozenset()
-    exclude: tuple[str, ...] = ()  # globs relative to the scan base
+    exclude: tuple[str, ...] = ()  # gitignore patterns (pathspec), from `exclude_base`
+    exclude_base: Path | None = None  # the configuration file's folder; None: the scan base
     kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
+    display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
     ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
 
 
@@ -101,12 +103,12 @@ class _Pipeline:
 class Scan:
     policies: list[Policy]
     options: ScanOptions
-    base: Path
+    base: Path  # `exclude:` and `kinds:` globs are relative to it (the scanned folder)
     observer: Callable[[Finding, Hit, Document], None] | None = None  # see `Recorder.observer`
     report: Report = field(init=False)
     indexes: dict[str, PolicyIndex] = field(init=False)
     recorder: Recorder = field(init=False)
-    excluded: tuple[Glob, ...] = field(init=False)
+    excluded: Any = field(init=False)  # a pathspec.GitIgnoreSpec, or None
     recognition: Recognition = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
 
@@ -115,7 +117,7 @@ class Scan:
         o = self.options
         rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
-        self.excluded = tuple(Glob(g) for g in o.exclude)
+        self.excluded = gitignore(o.exclude) if o.exclude else None
         self.recognition = Recognition.of(o.kinds)
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
@@ -136,20 +138,23 @@ class Scan:
                 self.error(arg, None, "no such file or directory" if problem == MISSING else not_scanned(problem))
         for config in self.options.ci_configs:
             self.ci_config(config)
+        self.recorder.finish()
         self.report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
         self.report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return self.report
 
     def error(self, path: Path | str, line: int | None, message: str) -> None:
-        where = printable(path) if isinstance(path, str) else relative(path, self.base)
+        where = printable(path) if isinstance(path, str) else self.shown(path)
         self.report.errors.append(InputError(where, line, printable(message)))
+
+    def shown(self, path: Path) -> str:
+        return relative(path, self.options.display or self.base)
 
     def is_excluded(self, path: Path) -> bool:
         """The user excluded it (`exclude:` in .sunset.yml)."""
-        if not self.excluded:
+        if self.excluded is None:
             return False
-        rel = relative(path, self.base)
-        return any(glob.match(rel) for glob in self.excluded)
+        return bool(self.excluded.match_file(relative(path, self.options.exclude_base or self.base)))
 
     def dispatch(self, path: Path, top: Path, explicit: bool, kind: Kind | None = None) -> None:
         """A pipeline root starts a pipeline; a file another kind claims is checked on its own. A file
@@ -174,7 +179,7 @@ class Scan:
     def ci_config(self, config: CiConfig) -> None:
         """A custom CI/CD configuration file: a pipeline root when it is a path; another project's file
         or a URL is recorded like an include of that kind (never fetched: the scanner works offline)."""
-        value, source = config.value, config.where(self.base)
+        value, source = config.value, config.where(self.options.display or self.base)
         if re.match(r"^https?://", value):
             self.report.includes.append(IncludeRecord(source, config.line, "remote", value, False,
                                                       "custom CI/CD configuration file; not fetched"))
@@ -201,7 +206,7 @@ class Scan:
             return None
         self.report.files_scanned += 1
         if self.options.progress:
-            self.options.progress(self.report.files_scanned, relative(path, self.base))
+            self.options.progress(self.report.files_scanned, self.shown(path))
         try:
             return self.check(path, kind, text)
         except ParseError as exc:
@@ -214,7 +219,7 @@ class Scan:
         data = kind.parse(text)
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(path, line, message)
-        doc = Document(relative(path, self.base), path, kind.name, text, data)
+        doc = Document(self.shown(path), path, kind.name, text, data)
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
@@ -253,7 +258,7 @@ class Scan:
             if entry.child:  # a child pipeline is a root of its own, with its own include limits
                 self.visit(target, real, _Pipeline(pipeline.repo), ())
             elif real in stack:
-                chain = " → ".join(relative(p, self.base) for p in stack[stack.index(real) :] + (real,))
+                chain = " → ".join(self.shown(p) for p in stack[stack.index(real) :] + (real,))
                 self.error(doc.path, line, f"include cycle: {chain}")
             elif len(stack) > MAX_INCLUDE_DEPTH:
                 self.error(doc.path, line, f"includes nested deeper than GitLab's limit of {MAX_INCLUDE_DEPTH}")

@@ -2,10 +2,12 @@
 
 Grammar (strict; an attempt that does not follow it is an input error naming the line):
 
-    # sunset: ignore[ID(,ID)*] (until=YYYY-MM-DD )?REASON
+    # sunset: ignore[ID(,ID)*]( until=YYYY-MM-DD)?( REASON)?
 
-IDs are policy ids (lowercase, dashes), separated by commas without spaces; the reason is
-required. After the `until` date the suppression stops working and the finding says so.
+IDs are policy ids (lowercase, dashes), separated by commas without spaces; the reason is optional
+(as ruff's `# noqa`, zizmor and yamllint accept one without), and recommended. After the `until` date
+the suppression stops working and the finding says so. A suppression that suppresses nothing is a
+warning (`Recorder.finish`).
 """
 
 from __future__ import annotations
@@ -57,9 +59,7 @@ def parse_line(text: str, line: int, known: frozenset[str]) -> Suppression | Pro
             until = None
         if until is None:
             return Problem(line, f"suppression has an invalid date {m['until']!r}; use until=YYYY-MM-DD")
-    if not m["reason"]:
-        return Problem(line, "a suppression needs a reason after the policy id")
-    return Suppression(line, ids, until, m["reason"])
+    return Suppression(line, ids, until, m["reason"] or "")
 
 
 @dataclass(slots=True)

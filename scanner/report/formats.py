@@ -29,6 +29,19 @@ def _text(report: Report, options: RenderOptions) -> str:
     return text.render(redact_report(report), options)
 
 
+def _concise(report: Report, options: RenderOptions) -> str:
+    from scanner.report import concise
+
+    return concise.render(redact_report(report), options)
+
+
+def statistics(report: Report, options: RenderOptions) -> str:
+    """`--statistics` (not a `--format`: it replaces the report on stdout)."""
+    from scanner.report import statistics as table
+
+    return table.render(redact_report(report), options)
+
+
 def _json(report: Report, options: RenderOptions) -> str:
     from scanner.report import jsonfmt
 
@@ -56,6 +69,7 @@ def _markdown(report: Report, options: RenderOptions) -> str:
 # In the order `sunset scan --help` lists them.
 FORMATS: dict[str, Renderer] = {
     "text": _text,
+    "concise": _concise,
     "json": _json,
     "sarif": _sarif,
     "codequality": _codequality,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scanner import __version__
@@ -14,8 +15,11 @@ if TYPE_CHECKING:
 CONTRACT_VERSION = 1
 
 
-def finding_dict(f: Finding) -> dict[str, Any]:
+def finding_dict(f: Finding, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """One finding; `fixable`/`fix_tier` (added in contract v1, fields only added) say whether
+    `sunset fix` can rewrite it, and at which tier (`safe`, or `unsafe` with `--unsafe`)."""
     loc = f.location
+    tier = (tiers or {}).get(f.rule_id)
     return {
         "rule_id": f.rule_id,
         "title": f.title,
@@ -33,6 +37,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "fingerprint": f.fingerprint,
         "symbolic_path": loc.symbolic,
         "snippet": loc.snippet,
+        "fixable": tier is not None,
+        "fix_tier": tier,
         # added within version 1: GitLab's record today (`removed_in` above is the effective release)
         "removal": {
             "status": f.removal,
@@ -44,13 +50,15 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
-def report_dict(report: Report) -> dict[str, Any]:
+def report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {
         "version": CONTRACT_VERSION,
         "tool": {"name": "sunset", "version": __version__},
         "target": report.target,
-        "findings": [finding_dict(f) for f in report.findings],
+        "findings": [finding_dict(f, tiers) for f in report.findings],
         "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in report.errors],
+        # added in contract v1: things that do not fail the run (a suppression that suppresses nothing)
+        "warnings": [{"path": w.path, "line": w.line, "message": w.message} for w in report.warnings],
         "includes": [
             {"from": i.source, "line": i.line, "kind": i.kind, "target": i.target, "resolved": i.resolved}
             | ({"note": i.note} if i.note else {})
@@ -60,6 +68,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "files_scanned": report.files_scanned,
             "findings": len(report.findings),
             "errors": len(report.errors),
+            "warnings": len(report.warnings),
             "suppressed": report.suppressed,
             "baselined": report.baselined,
             "by_severity": report.severity_counts(),
@@ -68,4 +77,6 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
+    from scanner.report.options import fix_tiers
+
+    return json.dumps(report_dict(report, fix_tiers(options.policies)), indent=2, ensure_ascii=False) + "\n"

@@ -49,7 +49,7 @@ def in_command(doc: Document, policy: Policy, words: list[Token], route: Route) 
     if not any(_TOKEN_USE.search(w.text) for w in words):
         return
     for w in words:
-        m = _CLONE.search(w.text) or _API.search(w.text)
+        m = _API.search(w.text) or _CLONE.search(w.text)  # a registry URL with userinfo names its project id
         if m is None:
             continue
         project = unquote(m.group("p"))

@@ -1,0 +1,137 @@
+"""Output as users expect it (issue 15): `--format concise`, `--statistics`, the `[*]` fixable marker and
+`fixable`/`fix_tier` in JSON, a policy's history sentence once, snippets clipped around the column,
+and NO_COLOR / FORCE_COLOR / TERM=dumb."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scanner.report.text import clip
+
+from conftest import ROOT
+
+WORKFLOW = "include:\n  - template: Workflows/MergeRequest-Pipelines.gitlab-ci.yml\n"
+COMMENT = "# " + "the crawler waited this long for an element before moving on; " * 3
+CI = WORKFLOW + f"dast:\n  variables:\n    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}\n  script: [x]\n"
+WF_MESSAGE = ("Template `Workflows/MergeRequest-Pipelines.gitlab-ci.yml` is deprecated; write the `workflow:rules` "
+              "into your own configuration.")
+NOTE = "GitLab 18.0: removal moved to 19.0; GitLab's entry dates the deprecation to 17.0, not 18.0."
+DAST_MESSAGE = "`DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT` was removed in GitLab 18.0 and has no effect."
+SUMMARY = ("Scanned 2 files for GitLab 19.0: 3 error(s), 0 warning(s), 0 info; 0 input error(s); 0 suppressed, "
+           "0 baselined. 1 fixable with `sunset fix` [*].\n")
+
+
+def sunset(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SUNSET_CACHE_DIR": "off"}
+    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=base | env, timeout=60)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".gitlab-ci.yml").write_text(CI, encoding="utf-8")
+    (tmp_path / "other.gitlab-ci.yml").write_text(WORKFLOW, encoding="utf-8")
+    return tmp_path
+
+
+def test_concise_is_one_line_per_finding(repo: Path) -> None:
+    done = sunset(repo, "scan", ".", "--format", "concise")
+    assert done.stdout == (
+        f".gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE} {NOTE}\n"
+        f".gitlab-ci.yml:5:5: error[dast-crawl-element-timeout-variables] [*] {DAST_MESSAGE}\n"
+        f"other.gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE} {NOTE}\n"
+        + SUMMARY
+    )
+
+
+def test_statistics(repo: Path) -> None:
+    done = sunset(repo, "scan", ".", "--statistics")
+    assert (done.returncode, done.stdout) == (1, (
+        "2  workflow-rules-templates                   `workflow:rules` CI/CD templates are deprecated\n"
+        "1  dast-crawl-element-timeout-variables  [*]  DAST element timeout variables were removed\n"))
+
+
+def test_json_says_what_sunset_fix_rewrites(repo: Path) -> None:
+    findings = json.loads(sunset(repo, "scan", ".", "--format", "json").stdout)["findings"]
+    assert [(f["rule_id"], f["line"], f["fixable"], f["fix_tier"]) for f in findings] == [
+        ("workflow-rules-templates", 2, False, None),
+        ("dast-crawl-element-timeout-variables", 5, True, "safe"),
+        ("workflow-rules-templates", 2, False, None),
+    ]
+    assert findings[0]["message"] == f"{WF_MESSAGE} {NOTE}"  # the contract keeps the whole message
+
+
+def test_text_history_once_marker_and_clipped_snippet(repo: Path) -> None:
+    text = sunset(repo, "scan", ".", "--color", "never", COLUMNS="120").stdout
+    snippet = f"    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}"
+    shown = snippet[: 120 - 8 - 1] + "…"  # 120 columns (off a terminal, only when COLUMNS asks), gutter 8
+    assert f"    5 | {snippet}\n" in sunset(repo, "scan", ".", "--color", "never").stdout  # a pipe: whole lines
+    assert text == (
+        f".gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE}\n"
+        "    2 |   - template: Workflows/MergeRequest-Pipelines.gitlab-ci.yml\n"
+        "      |               " + "^" * 46 + "\n"
+        "      = fix: workflow: rules: (written in the project's own .gitlab-ci.yml)\n"
+        "      = docs: https://docs.gitlab.com/update/deprecations/#workflowrules-templates\n"
+        f"      = note: {NOTE}\n"
+        "\n"
+        f".gitlab-ci.yml:5:5: error[dast-crawl-element-timeout-variables] [*] {DAST_MESSAGE}\n"
+        f"    5 | {shown}\n"
+        "      |     " + "^" * 33 + "\n"
+        "      = docs: https://docs.gitlab.com/update/deprecations/#dast-dast_crawl_extract_element_timeout-and-"
+        "dast_crawl_search_element_timeout-variables-are-deprecated\n"
+        "\n"
+        f"other.gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE}\n"
+        "    2 |   - template: Workflows/MergeRequest-Pipelines.gitlab-ci.yml\n"
+        "      |               " + "^" * 46 + "\n"
+        "      = fix: workflow: rules: (written in the project's own .gitlab-ci.yml)\n"
+        "      = docs: https://docs.gitlab.com/update/deprecations/#workflowrules-templates\n"
+        "\n" + SUMMARY
+    )
+
+
+def test_clip_keeps_the_column_in_view() -> None:
+    line = "a" * 100 + "TARGET" + "b" * 100
+    text, column, width = clip(line, 101, 6, 40)
+    assert (len(text), text[column - 1 : column - 1 + width], text[0], text[-1]) == (40, "TARGET", "…", "…")
+    assert clip("short", 2, 3, 40) == ("short", 2, 3)
+    assert clip(line, 101, 6, 0) == (line, 101, 6)
+
+
+def _on_a_terminal(repo: Path, **env: str) -> str:
+    """The text report as a terminal receives it (a real pseudo-terminal)."""
+    controller, terminal = pty.openpty()
+    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SUNSET_CACHE_DIR": "off"}
+    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "."], cwd=repo, env=base | env,
+                            stdout=terminal, stderr=subprocess.DEVNULL)
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=60)
+    os.close(controller)
+    return b"".join(chunks).decode("utf-8")
+
+
+def test_colour_follows_no_color_force_color_and_term(repo: Path) -> None:
+    shown = _on_a_terminal(repo, TERM="xterm", COLUMNS="60")
+    snippet = f"    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}"
+    assert f"\x1b[2m    5 | \x1b[0m{snippet[:60 - 8 - 1]}…\r\n" in shown  # clipped to the terminal's 60 columns
+    assert "\x1b[" not in _on_a_terminal(repo, TERM="dumb")
+    assert "\x1b[" not in _on_a_terminal(repo, TERM="xterm", NO_COLOR="1")
+    assert "\x1b[31merror\x1b[0m" in sunset(repo, "scan", ".", FORCE_COLOR="1").stdout  # a pipe, forced
+    assert "\x1b[" not in sunset(repo, "scan", ".", FORCE_COLOR="1", NO_COLOR="1").stdout
+    assert "\x1b[" not in sunset(repo, "scan", ".", "--color", "never", FORCE_COLOR="1").stdout
+    assert "\x1b[" in sunset(repo, "scan", ".", "--color", "always", NO_COLOR="1").stdout

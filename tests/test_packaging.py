@@ -1,0 +1,110 @@
+"""The distribution: metadata, the package list, and a release built from a fresh clone that installs
+into an empty virtualenv and scans the samples (docs/release.md).
+
+The release test runs `.ci/release` (build + `twine check --strict`) on the committed tree, so what it
+proves is what a tag would ship; pip installs the wheel's dependencies from the configured index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from scanner import __version__
+
+from conftest import ROOT, WHEEL
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_metadata_names_the_distribution_and_is_complete() -> None:
+    project = PYPROJECT["project"]
+    assert project["name"] == "gitlab-sunset"
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    assert project["requires-python"] == ">=3.11"
+    assert project["dynamic"] == ["version"]
+    assert project["scripts"] == {"sunset": "gitlab_sunset:main"}
+    assert set(project["urls"]) == {"Homepage", "Documentation", "Repository", "Issues", "Changelog"}
+    assert "Programming Language :: Python :: 3.11" in project["classifiers"]
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # PEP 639: the SPDX string only
+
+
+def test_every_folder_is_a_listed_package() -> None:
+    """A folder missing from `packages` is missing from the wheel (the editable install hides it)."""
+    folders = {
+        ".".join(p.relative_to(ROOT).parts)
+        for pkg in ("scanner", "streams")
+        for p in [ROOT / pkg, *(ROOT / pkg).rglob("*")]
+        if p.is_dir() and not p.is_symlink() and (p / "__init__.py").is_file()
+    }
+    groups = {f"scanner.policies.{p.name}" for p in (ROOT / "policies").iterdir() if p.is_dir()}
+    setuptools = PYPROJECT["tool"]["setuptools"]
+    assert set(setuptools["packages"]) == folders | groups | {"scanner.policies"}
+    assert set(setuptools["package-data"]) == groups | {"scanner.policies", "scanner", "streams"}
+    assert os.readlink(ROOT / "scanner" / "policies") == "../policies"
+
+
+def test_missing_extra_names_the_distribution() -> None:
+    for name in ("cli.py", "commands.py", "broker.py"):
+        text = (ROOT / "streams" / name).read_text(encoding="utf-8")
+        assert "pip install 'gitlab-sunset[stream]'" in text
+        assert "'sunset[stream]'" not in text
+
+
+def test_release_builds_wheel_and_sdist(release: Path) -> None:
+    assert sorted(p.name for p in release.iterdir()) == sorted([WHEEL, f"gitlab_sunset-{__version__}.tar.gz"])
+
+
+def _sunset(env: Path, *args: str, cwd: Path = ROOT, **extra: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("CI_", "SUNSET_", "PYTHON"))}
+    environ.update(extra)
+    return subprocess.run([str(env / "bin" / "sunset"), *args], capture_output=True, text=True, cwd=cwd,
+                          env=environ, timeout=120)
+
+
+def test_wheel_in_an_empty_venv_scans_the_samples_as_the_tree_does(venv: Path) -> None:
+    assert _sunset(venv, "--version").stdout == f"sunset {__version__}\n"
+    installed = _sunset(venv, "scan", "samples", "--format", "json")
+    here = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", "samples", "--format", "json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert installed.returncode == 1 and here.returncode == 1
+    assert json.loads(installed.stdout) == json.loads(here.stdout)
+    assert len(json.loads(installed.stdout)["findings"]) > 0
+
+
+def test_shadowing_scanner_is_refused(venv: Path, tmp_path: Path) -> None:
+    fake = tmp_path / "scanner"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    done = _sunset(venv, "--version", PYTHONPATH=str(tmp_path))
+    site = next((venv / "lib").glob("python3.*/site-packages"))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"sunset: `scanner` resolves to {fake / '__init__.py'}, not to gitlab-sunset's own package in {site} "
+        "(a folder on PYTHONPATH or in the working directory shadows it); "
+        "run sunset from its own environment: pipx install gitlab-sunset\n"
+    )
+
+
+def test_a_distribution_that_overwrote_streams_is_refused(venv: Path, tmp_path: Path) -> None:
+    """Another distribution installing a top-level `streams` over ours: pip lets it, sunset says so."""
+    site = next((venv / "lib").glob("python3.*/site-packages"))
+    init = site / "streams" / "__init__.py"
+    original = init.read_text(encoding="utf-8")
+    init.write_text('"""Someone else\'s streams."""\n', encoding="utf-8")
+    try:
+        done = _sunset(venv, "scan", "samples")
+    finally:
+        init.write_text(original, encoding="utf-8")
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"sunset: {init} belongs to another distribution that installed a top-level `streams` over gitlab-sunset's; "
+        "install sunset in its own environment: pipx install gitlab-sunset\n"
+    )
+    assert re.fullmatch(r"sunset \S+\n", _sunset(venv, "--version").stdout)
