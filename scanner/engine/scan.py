@@ -31,7 +31,7 @@ from scanner.core.files import (
     walk,
 )
 from scanner.core.results import Finding, IncludeRecord, InputError, Report
-from scanner.core.tree import ParseError
+from scanner.core.tree import ParseError, Tree
 from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
 from scanner.engine.globs import Glob, glob_files
@@ -197,17 +197,22 @@ class Scan:
         if isinstance(text, ReadProblem):
             self.error(path, text.line, text.message)
             return None
+        return self.check(path, text, kind)
+
+    def check(self, path: Path, text: str, kind: Kind, shown: str = "", data: Tree | None = None) -> Document | None:
+        """Check a file's text (parsed unless `data` is given); `shown` names files not on disk (scanner.instance)."""
+        where: Path | str = shown or path
         self.report.files_scanned += 1
         if self.options.progress:
-            self.options.progress(self.report.files_scanned, relative(path, self.base))
+            self.options.progress(self.report.files_scanned, shown or relative(path, self.base))
         try:
-            data = kind.parse(text)
+            data = kind.parse(text) if data is None else data
         except ParseError as exc:
-            self.error(path, exc.line, exc.message)
+            self.error(where, exc.line, exc.message)
             return None
         for line, message in data.warnings:  # statements not read; the rest of the file was
-            self.error(path, line, message)
-        doc = Document(relative(path, self.base), path, kind.name, text, data)
+            self.error(where, line, message)
+        doc = Document(shown or relative(path, self.base), path, kind.name, text, data)
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
