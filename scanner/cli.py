@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from scanner import __version__
-from scanner.commands import comment
+from scanner.commands import comment, instance
 from scanner.commands import fix as fix_command
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from scanner.report.formats import FORMATS
@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "also `path@group/project` or a URL (recorded, not fetched)")
     scan.add_argument("--max-file-size", type=int, default=2 * 1024 * 1024, metavar="BYTES")
     scan.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    instance.configure(scan)  # --gitlab URL --group PATH: argparse only, python-gitlab loads when it runs
     scan.set_defaults(func=_cmd_scan)
 
     pol = sub.add_parser("policies", help="the policy catalog")

@@ -174,4 +174,8 @@ def render(report: Report, args: argparse.Namespace, policies: list[Policy]) -> 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
     p = plan(args, progress)
+    if getattr(args, "gitlab", None):  # an instance scan: the projects come from GitLab's API
+        from scanner.commands import instance
+
+        return instance.run(args, p), p
     return scan(p.paths, p.policies, p.options), p
