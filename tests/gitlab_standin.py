@@ -63,6 +63,7 @@ class Instance:
     limit_every: int = 0  # every Nth request answers 429 (0: never)
     retry_after: str = "1"
     max_per_page: int = 100  # GitLab's cap; lower it to make a test walk several pages
+    remote: dict[str, str] = field(default_factory=dict)  # `/remote/<name>`: files for `include: remote:`
     log: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -138,6 +139,10 @@ class _Handler(BaseHTTPRequestHandler):
         token = self.headers.get("PRIVATE-TOKEN") or self.headers.get("JOB-TOKEN")
         if token is not None and token != TOKEN:
             self._json(401, {"message": "401 Unauthorized"})
+            return
+        if parts[1] == "remote" and not token:  # a web server outside GitLab, for `include: remote:`
+            text = inst.remote.get("/".join(parts[2:]))
+            self._send(200 if text is not None else 404, (text or "").encode(), ctype="text/plain")
             return
         if parts[:3] != ["", "api", "v4"] or len(parts) < 5:
             self._json(404, {"error": "404 Not Found"})

@@ -212,3 +212,80 @@ def test_usage_errors(gitlab: tuple[Instance, str], tmp_path: Path, capsys: pyte
     os.environ["SUNSET_GITLAB_TOKEN"] = "wrong"
     assert main(["scan", "--gitlab", url, "--group", "acme", "--cache-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "sunset: --gitlab: group `acme`: 401 Unauthorized (check the token)\n"
+
+
+def test_blast_radius_lists_each_shared_file_once_with_its_projects(
+        gitlab: tuple[Instance, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, url = gitlab
+    _, report = scan(url, tmp_path, capsys)
+    assert report["shared_files"] == [{
+        "path": "acme/platform/ci-templates@main:build.yml",
+        "findings": 1,
+        "policies": ["cs-disable-dependency-list"],
+        "projects": [
+            {"project": "acme/apps/api", "how": "project", "chain": ["acme/apps/api@main:.gitlab-ci.yml"]},
+            {"project": "acme/apps/web", "how": "project", "chain": ["acme/apps/web@main:.gitlab-ci.yml"]},
+        ],
+    }]
+    web = next(p for p in report["projects"] if p["project"] == "acme/apps/web")
+    assert (web["findings"], web["policies"]) == (
+        {"error": 4, "warning": 0, "info": 0},
+        ["cs-disable-dependency-list", "dast-proxy-based-variables", "license-scanning-report-artifact",
+         "license-scanning-templates"])
+
+
+def edge(host: str) -> Instance:
+    inst = Instance()
+    inst.add("edge/templates", {"shared.yml": CS, "child.yml": CS})
+    inst.add("edge/app", {
+        ".gitlab-ci.yml": (
+            "include:\n"
+            f"  - remote: http://{host}/remote/common.yml\n"                                       # 2
+            "  - component: other.example.com/acme/components/scan@1.0.0\n"                        # 3
+            "  - local: ci/*.yml\n"                                                                 # 4
+            "  - local: $CI_PROJECT_DIR/x.yml\n"                                                    # 5
+            "child:\n"
+            "  trigger:\n"
+            "    include:\n"
+            "      - project: edge/templates\n        file: child.yml\n"                           # 9-10
+        ),
+    })
+    inst.add("edge/elsewhere", {}, ci_config_path="shared.yml@edge/templates")
+    inst.remote["common.yml"] = 'variables:\n  DAST_USE_AJAX_SPIDER: "true"\n'
+    return inst
+
+
+@pytest.mark.parametrize("fetch_remote", [False, True])
+def test_remote_components_elsewhere_wildcards_child_pipelines_and_config_in_another_project(
+        fetch_remote: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SUNSET_GITLAB_TOKEN", TOKEN)
+    server = StandIn(Instance())
+    host = server.url.split("://")[1]
+    server.instance = server.server.instance = edge(host)
+    with server as url:
+        code = main(["scan", "--gitlab", url, "--group", "edge", "--format", "json", "--target", "18.0",
+                     "--cache-dir", str(tmp_path), *(["--fetch-remote"] if fetch_remote else [])])
+        report = json.loads(capsys.readouterr().out)
+    remote = f"http://{host}/remote/common.yml"
+    assert found(report) == [
+        ("cs-disable-dependency-list", "edge/templates@main:child.yml", 2, 3),
+        ("cs-disable-dependency-list", "edge/templates@main:shared.yml", 2, 3),
+    ] + ([("dast-proxy-based-variables", remote, 2, 3)] if fetch_remote else [])
+    assert errors(report) == []
+    includes = [(i["from"], i["line"], i["kind"], i["resolved"], i.get("note", "")) for i in report["includes"]]
+    assert includes == [
+        ("edge/app@main:.gitlab-ci.yml", 2, "remote", fetch_remote, "" if fetch_remote else
+         "not fetched (--fetch-remote)"),
+        ("edge/app@main:.gitlab-ci.yml", 3, "component", False,
+         "component on another instance (other.example.com); not fetched"),
+        ("edge/app@main:.gitlab-ci.yml", 4, "local", False, "wildcard local include; not listed through the API"),
+        ("edge/app@main:.gitlab-ci.yml", 5, "local", False, "path uses CI/CD variables; not resolved"),
+        ("edge/app@main:.gitlab-ci.yml", 10, "project", True, "child pipeline (trigger:include)"),
+    ]
+    projects = {p["project"]: (p["root"], [(f["path"], f["how"], f["chain"]) for f in p["files"]])
+                for p in report["projects"]}
+    assert projects["edge/elsewhere"] == ("edge/templates@main:shared.yml",
+                                          [("edge/templates@main:shared.yml", "root", [])])
+    assert projects["edge/app"][1][-1] == ("edge/templates@main:child.yml", "project", [])
+    assert code == 1
