@@ -46,6 +46,10 @@ class Project:
     private: bool = False  # the token cannot see it: 404 everywhere
     forbidden: bool = False  # the token sees it but may not read its repository: 403 on files
     releases: list[str] = field(default_factory=list)  # tag names, oldest first
+    inbound_enabled: bool = False  # "Limit access to this project" (job token scope)
+    allowlist: list[str] = field(default_factory=list)  # project paths allowed in with their job tokens
+    groups_allowlist: list[str] = field(default_factory=list)  # group paths
+    auth_log: list[tuple[str, str]] = field(default_factory=list)  # (origin project path, last authorized date)
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "path_with_namespace": self.path, "path": self.path.rsplit("/", 1)[-1],
@@ -66,6 +70,9 @@ class Instance:
     remote: dict[str, str] = field(default_factory=dict)  # `/remote/<name>`: files for `include: remote:`
     log: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def group_id(self, path: str) -> int:
+        return 1000 + sorted(self.groups).index(path)
 
     def add(self, path: str, files: dict[str, str] | None = None, **kw: Any) -> Project:
         refs = kw.pop("refs", None) or {kw.get("default_branch", "main"): files or {}}
@@ -105,6 +112,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:  # noqa: N802
         self._route("HEAD")
 
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        self.body = json.loads(self.rfile.read(length) or b"{}")
+        self._route("POST")
+
     def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
               ctype: str = "application/json") -> None:
         self.send_response(status)
@@ -143,6 +155,9 @@ class _Handler(BaseHTTPRequestHandler):
         if parts[1] == "remote" and not token:  # a web server outside GitLab, for `include: remote:`
             text = inst.remote.get("/".join(parts[2:]))
             self._send(200 if text is not None else 404, (text or "").encode(), ctype="text/plain")
+            return
+        if parts[1:] == ["api", "graphql"] and method == "POST":
+            self._graphql()
             return
         if parts[:3] != ["", "api", "v4"] or len(parts) < 5:
             self._json(404, {"error": "404 Not Found"})
@@ -187,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not rest:
             self._json(200, project.as_json())
+        elif rest[:1] == ["job_token_scope"]:
+            self._job_token_scope(project, rest[1:], query)
         elif rest == ["releases"]:
             self._json(200, [{"tag_name": t, "name": t} for t in reversed(project.releases)])
         elif rest[:2] == ["repository", "files"] and len(rest) in (3, 4) and rest[3:] in ([], ["raw"]):
@@ -196,6 +213,50 @@ class _Handler(BaseHTTPRequestHandler):
             self._file(project, rest[2], query.get("ref", "HEAD"), raw=len(rest) == 4)
         else:
             self._json(404, {"error": "404 Not Found"})
+
+    def _job_token_scope(self, project: Project, rest: list[str], query: dict[str, str]) -> None:
+        """`doc/api/project_job_token_scopes.md`: the scope, the project and group allowlists, adding to them."""
+        inst = self.server.instance
+        if project.forbidden:  # the Maintainer role is needed
+            self._json(403, {"message": "403 Forbidden"})
+        elif not rest and self.command == "GET":
+            self._json(200, {"inbound_enabled": project.inbound_enabled, "outbound_enabled": False})
+        elif rest == ["allowlist"] and self.command == "GET":
+            found = [p.as_json() for path in project.allowlist if (p := inst.project(path))]
+            items, headers = _paged(found, query)
+            self._json(200, items, headers)
+        elif rest == ["groups_allowlist"] and self.command == "GET":
+            found = [{"id": inst.group_id(g), "name": g.rsplit("/", 1)[-1],
+                      "web_url": f"http://gitlab.example/groups/{g}"} for g in project.groups_allowlist]
+            items, headers = _paged(found, query)
+            self._json(200, items, headers)
+        elif rest == ["allowlist"] and self.command == "POST":
+            target = next((p for p in inst.projects if p.id == int(self.body["target_project_id"])), None)
+            if target is None:
+                self._json(404, {"message": "404 Project Not Found"})
+                return
+            with inst.lock:
+                project.allowlist.append(target.path)
+            self._json(201, {"source_project_id": project.id, "target_project_id": target.id})
+        else:
+            self._json(404, {"error": "404 Not Found"})
+
+    def _graphql(self) -> None:
+        """Only `project(fullPath:) { ciJobTokenAuthLogs(first:, after:) { nodes { lastAuthorizedAt
+        originProject { id fullPath } } pageInfo { hasNextPage endCursor } } }`, paged by a numeric cursor."""
+        inst = self.server.instance
+        query, variables = str(self.body.get("query", "")), self.body.get("variables") or {}
+        project = inst.project(str(variables.get("fullPath")))
+        if "ciJobTokenAuthLogs" not in query or project is None or project.private:
+            self._json(200, {"data": {"project": None}})
+            return
+        start, first = int(variables.get("after") or 0), int(variables.get("first") or 100)
+        log = project.auth_log[start: start + first]
+        nodes = [{"lastAuthorizedAt": when, "originProject": {"id": f"gid://gitlab/Project/{o.id}", "fullPath": path}}
+                 for path, when in log if (o := inst.project(path))]
+        more = start + first < len(project.auth_log)
+        page = {"hasNextPage": more, "endCursor": str(start + first) if more else None}
+        self._json(200, {"data": {"project": {"ciJobTokenAuthLogs": {"nodes": nodes, "pageInfo": page}}}})
 
     def _file(self, project: Project, path: str, ref: str, raw: bool) -> None:
         ref = project.default_branch if ref == "HEAD" else ref
@@ -215,6 +276,14 @@ class _Handler(BaseHTTPRequestHandler):
                          "encoding": "base64", "content": base64.b64encode(data).decode(), "ref": ref,
                          "blob_id": meta["X-Gitlab-Blob-Id"], "content_sha256": meta["X-Gitlab-Content-Sha256"]},
                    meta)
+
+
+def _paged(items: list[Any], query: dict[str, str]) -> tuple[list[Any], dict[str, str]]:
+    page, per_page = int(query.get("page", "1")), min(int(query.get("per_page", "20")), 100)
+    pages = max(1, -(-len(items) // per_page))
+    headers = {"x-page": str(page), "x-per-page": str(per_page), "x-total": str(len(items)),
+               "x-total-pages": str(pages), "x-next-page": str(page + 1) if page < pages else ""}
+    return items[(page - 1) * per_page: page * per_page], headers
 
 
 class _Server(ThreadingHTTPServer):
