@@ -204,6 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, project.as_json())
         elif rest[:1] == ["job_token_scope"]:
             self._job_token_scope(project, rest[1:], query)
+        elif rest == ["repository", "tree"]:
+            self._tree(project, query)
         elif rest == ["releases"]:
             self._json(200, [{"tag_name": t, "name": t} for t in reversed(project.releases)])
         elif rest[:2] == ["repository", "files"] and len(rest) in (3, 4) and rest[3:] in ([], ["raw"]):
@@ -213,6 +215,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._file(project, rest[2], query.get("ref", "HEAD"), raw=len(rest) == 4)
         else:
             self._json(404, {"error": "404 Not Found"})
+
+    def _tree(self, project: Project, query: dict[str, str]) -> None:
+        """`doc/api/repositories.md` (List repository tree): `path`, `ref`, `recursive`, paged."""
+        ref = query.get("ref") or project.default_branch
+        folder = query.get("path", "").strip("/")
+        files = sorted(project.files.get(ref, {}))
+        under = [f for f in files if not folder or f.startswith(folder + "/")]
+        if not _true(query.get("recursive")):
+            under = [f for f in under if "/" not in f[len(folder) + 1 if folder else 0:]]
+        items = [{"id": blob_id(project.files[ref][f].encode()), "name": f.rsplit("/", 1)[-1], "type": "blob",
+                  "path": f, "mode": "100644"} for f in under]
+        page, headers = _paged(items, query)
+        self._json(200, page, headers)
 
     def _job_token_scope(self, project: Project, rest: list[str], query: dict[str, str]) -> None:
         """`doc/api/project_job_token_scopes.md`: the scope, the project and group allowlists, adding to them."""

@@ -238,6 +238,7 @@ def edge(host: str) -> Instance:
     inst = Instance()
     inst.add("edge/templates", {"shared.yml": CS, "child.yml": CS})
     inst.add("edge/app", {
+        "ci/a.yml": "a:\n  script: [a]\n", "ci/deep/b.yml": "b:\n  script: [b]\n", "ci/c.txt": "",
         ".gitlab-ci.yml": (
             "include:\n"
             f"  - remote: http://{host}/remote/common.yml\n"                                       # 2
@@ -279,7 +280,7 @@ def test_remote_components_elsewhere_wildcards_child_pipelines_and_config_in_ano
          "not fetched (--fetch-remote)"),
         ("edge/app@main:.gitlab-ci.yml", 3, "component", False,
          "component on another instance (other.example.com); not fetched"),
-        ("edge/app@main:.gitlab-ci.yml", 4, "local", False, "wildcard local include; not listed through the API"),
+        ("edge/app@main:.gitlab-ci.yml", 4, "local", True, ""),
         ("edge/app@main:.gitlab-ci.yml", 5, "local", False, "path uses CI/CD variables; not resolved"),
         ("edge/app@main:.gitlab-ci.yml", 10, "project", True, "child pipeline (trigger:include)"),
     ]
@@ -288,4 +289,6 @@ def test_remote_components_elsewhere_wildcards_child_pipelines_and_config_in_ano
     assert projects["edge/elsewhere"] == ("edge/templates@main:shared.yml",
                                           [("edge/templates@main:shared.yml", "root", [])])
     assert projects["edge/app"][1][-1] == ("edge/templates@main:child.yml", "project", [])
+    assert ("edge/app@main:ci/a.yml", "local", ["edge/app@main:.gitlab-ci.yml"]) in projects["edge/app"][1]
+    assert "edge/app@main:ci/deep/b.yml" not in [f[0] for f in projects["edge/app"][1]]  # `*` stays in its folder
     assert code == 1

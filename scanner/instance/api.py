@@ -121,6 +121,13 @@ class Api:
         data: bytes = self._call(f"`{path}` in `{project}`@{ref}", files.raw, path, ref=ref)
         return data
 
+    def tree(self, project: str, ref: str, folder: str) -> list[str]:
+        """Paths of the files below `folder` at `ref` (`GET /projects/:id/repository/tree`, recursive)."""
+        repo = self.gl.projects.get(project, lazy=True)
+        items = self._call(f"files of `{project}`@{ref}", repo.repository_tree, path=folder, ref=ref,
+                           recursive=True, get_all=True, per_page=PER_PAGE)
+        return [str(i["path"]) for i in items if i.get("type") == "blob"]
+
     def releases(self, project: str) -> list[str]:
         """Tag names of the project's releases (component versions)."""
         manager = self.gl.projects.get(project, lazy=True).releases

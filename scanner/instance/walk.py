@@ -1,7 +1,8 @@
 """One project's pipeline through GitLab's API: its CI/CD configuration file and every include, resolved
 as GitLab resolves them (runs in a worker thread; nothing here touches the report).
 
-* `local` — the same project and ref; `project` + `file` (+ `ref`, else that project's default branch);
+* `local` — the same project and ref (wildcards through the repository tree); `project` + `file`
+  (+ `ref`, else that project's default branch);
   `component` — `host/group/project/name@version` on this instance (`$CI_SERVER_FQDN` and
   `$CI_SERVER_HOST` are this instance's host), `~latest` and `1`/`1.2` the newest matching release,
   the file `templates/<name>.yml` or `templates/<name>/template.yml` at that version (GitLab's
@@ -22,6 +23,7 @@ from pathlib import Path
 from scanner.core.document import Document
 from scanner.core.files import printable
 from scanner.core.results import IncludeRecord
+from scanner.engine.globs import Glob
 from scanner.engine.scan import MAX_INCLUDE_DEPTH, MAX_INCLUDES
 from scanner.instance.api import Api, ApiError, ProjectInfo
 from scanner.instance.store import Fetched, FileKey, Store
@@ -66,6 +68,21 @@ class Context:
     lock: threading.Lock = field(default_factory=threading.Lock)
     branches: dict[str, str | None | ApiError] = field(default_factory=dict)
     releases: dict[str, list[str] | ApiError] = field(default_factory=dict)
+    trees: dict[tuple[str, str, str], list[str] | ApiError] = field(default_factory=dict)
+
+    def tree(self, project: str, ref: str, folder: str) -> list[str]:
+        key = (project, ref, folder)
+        if key not in self.trees:
+            try:
+                found: list[str] | ApiError = self.api.tree(project, ref, folder)
+            except ApiError as exc:
+                found = exc
+            with self.lock:
+                self.trees[key] = found
+        value = self.trees[key]
+        if isinstance(value, ApiError):
+            raise value
+        return value
 
     def default_branch(self, project: str) -> str | None:
         if project not in self.branches:
@@ -213,7 +230,7 @@ class Walk:
             if at.project == "remote":
                 return [], "local include in a remote file; not resolved"
             if "*" in target:
-                return [], "wildcard local include; not listed through the API"
+                return self.wildcard(at, target, line), ""
             return [FileKey(at.project, at.ref, target.lstrip("/"))], ""
         if kind == "project":
             project, _, path = target.partition(":")
@@ -231,6 +248,21 @@ class Walk:
                 return [FileKey("remote", "", target)], ""
             return [], "not fetched (--fetch-remote)"
         return [], ""  # template (matched by name), artifact (exists only in a running pipeline)
+
+    def wildcard(self, at: FileKey, target: str, line: int) -> list[FileKey]:
+        """`ci/*.yml` (one folder), `ci/**.yml` (across folders): the project's YAML files that match."""
+        pattern = target.lstrip("/")
+        folder = pattern[: pattern.find("*")].rpartition("/")[0]
+        try:
+            paths = self.ctx.tree(at.project, at.ref, folder)
+        except ApiError as exc:
+            self.error(at.shown, line, f"include: {exc}")
+            return []
+        glob = Glob(pattern)
+        found = [FileKey(at.project, at.ref, p) for p in paths if p.endswith((".yml", ".yaml")) and glob.match(p)]
+        if not found:
+            self.error(at.shown, line, f"local include pattern `{_short(target)}` matches no file")
+        return sorted(found)
 
     def component(self, at: FileKey, target: str, line: int) -> tuple[list[FileKey], str]:
         address, _, version = target.partition("@")
