@@ -131,4 +131,5 @@ def scan_instance(policies: list[Policy], options: ScanOptions, inst: InstanceOp
     report.projects.sort(key=lambda p: p.project)
     report.findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.rule_id))
     report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+    report.includes.sort(key=lambda i: (i.source, i.line, i.target))  # projects finish in any order
     return report
