@@ -294,3 +294,27 @@ def test_remote_components_elsewhere_wildcards_child_pipelines_and_config_in_ano
     assert ("edge/app@main:ci/a.yml", "local", ["edge/app@main:.gitlab-ci.yml"]) in projects["edge/app"][1]
     assert "edge/app@main:ci/deep/b.yml" not in [f[0] for f in projects["edge/app"][1]]  # `*` stays in its folder
     assert code == 1
+
+
+def test_retry_after_as_an_http_date(gitlab: tuple[Instance, str], tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """GitLab may send `Retry-After` as an HTTP date; python-gitlab reads only seconds, so sunset turns
+    the date into seconds before python-gitlab sees it (the scan neither crashes nor gives up)."""
+    from email.utils import formatdate
+
+    inst, url = gitlab
+    inst.limit_every = 11
+    inst.retry_after = formatdate(usegmt=True)  # now: retry at once
+    _, report = scan(url, tmp_path, capsys)
+    assert found(report) == EXPECTED_FINDINGS
+    assert len(report["projects"]) == 9
+
+
+def test_an_instance_that_does_not_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SUNSET_GITLAB_TOKEN", TOKEN)
+    server = StandIn(Instance())
+    url = server.url
+    server.server.server_close()  # nothing listens there any more
+    assert main(["scan", "--gitlab", url, "--group", "acme", "--cache-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.endswith("sunset: --gitlab: group `acme`: ConnectionError\n")
