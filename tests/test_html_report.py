@@ -103,7 +103,11 @@ def test_instance_report_numbers_equal_the_json(tmp_path: Path, monkeypatch: pyt
         "input-errors": s["errors"],
     }
     units = {name: counts for (kind, name), counts in page.rows.items() if kind == "data-unit"}
-    assert units == {p["project"]: p["findings"] for p in data["projects"]}
+    problems = {p["project"]: sum(1 for e in data["errors"] if e["path"].partition("@")[0] == p["project"])
+                for p in data["projects"]}
+    assert units == {p["project"]: p["findings"] | {"problems": problems[p["project"]]} for p in data["projects"]}
+    assert {k: v for k, v in problems.items() if v} == {"acme/apps/api": 2, "acme/apps/locked": 1,
+                                                         "acme/platform/ci-templates": 1, "acme/platform/forbidden": 1}
     blast = {name: counts for (kind, name), counts in page.rows.items() if kind == "data-file"}
     assert blast == {f["path"]: {"projects": len({p["project"] for p in f["projects"]}), "findings": f["findings"]}
                      for f in data["shared_files"] if f["findings"]}
@@ -121,4 +125,4 @@ def test_checkout_report_numbers_equal_the_json(tmp_path: Path, monkeypatch: pyt
     units = {name: counts for (_, name), counts in page.rows.items()}
     for path in files:
         mine = [f["severity"] for f in data["findings"] if f["path"] == path]
-        assert units[path] == {k: mine.count(k) for k in ("error", "warning", "info")}
+        assert units[path] == {k: mine.count(k) for k in ("error", "warning", "info")} | {"problems": 0}

@@ -43,6 +43,7 @@ class Unit:
     name: str
     status: str
     findings: list[Finding]
+    problems: int = 0  # input errors in its own files (an include that could not be read: readiness unknown)
 
     def breaks_at(self) -> Version | None:
         removed = [Version.parse(f.removed_in) for f in self.findings if f.removed_in]
@@ -52,7 +53,9 @@ class Unit:
 def units(report: Report) -> list[Unit]:
     files = by_file(report)
     if report.projects:
-        return [Unit(p.project, p.status, project_findings(report, p, files)) for p in report.projects]
+        problems = Counter(e.path.partition("@")[0] for e in report.errors)
+        return [Unit(p.project, p.status, project_findings(report, p, files), problems[p.project])
+                for p in report.projects]
     return [Unit(path, "scanned", found) for path, found in sorted(files.items())]
 
 
@@ -69,7 +72,7 @@ def _summary(report: Report, rows: list[Unit], target: Version, noun: str) -> st
     breaking = sum(1 for u in rows if (b := u.breaks_at()) is not None and b <= target)
     cards = [("projects" if noun == "project" else "files with findings", len(rows), "units"),
              (f"{noun}s that break at {target}", breaking, "breaking"),
-             ("findings", len(report.findings), "findings"), ("errors", counts["error"], "error"),
+             ("findings", len(report.findings), "findings"), ("errors (break)", counts["error"], "error"),
              ("warnings", counts["warning"], "warning"), ("info", counts["info"], "info"),
              ("files scanned", report.files_scanned, "files"), ("input errors", len(report.errors), "input-errors")]
     html = "".join(f'<div class="card"><b data-k="{k}">{v}</b>{escape(label)}</div>' for label, v, k in cards)
@@ -148,9 +151,10 @@ def _units(rows: list[Unit], noun: str, target: Version) -> str:
         body.append(f'<tr data-unit="{escape(u.name)}"><td>{escape(u.name)}</td><td>{escape(u.status)}</td>'
                     f"<td>{'' if b is None else (_sev('error') + ' ' if b <= target else '') + str(b)}</td>"
                     f"{_n('error', c['error'])}{_n('warning', c['warning'])}{_n('info', c['info'])}"
-                    f"<td class=muted>{escape(policies)}</td></tr>")
+                    f"{_n('problems', u.problems)}<td class=muted>{escape(policies)}</td></tr>")
     return (f'<h2>Per {noun}</h2><table id="units"><tr><th>{noun}</th><th>status</th><th>breaks at</th>'
-            f"<th class=n>errors</th><th class=n>warnings</th><th class=n>info</th><th>policies</th></tr>"
+            f"<th class=n>errors</th><th class=n>warnings</th><th class=n>info</th><th class=n>input errors</th>"
+            f"<th>policies</th></tr>"
             f"{''.join(body)}</table>")
 
 
