@@ -146,14 +146,21 @@ def test_a_shared_file_is_fetched_and_checked_once(gitlab: tuple[Instance, str],
     inst, url = gitlab
     scan(url, tmp_path, capsys)
     build = "/api/v4/projects/acme/platform/ci-templates/repository/files/build.yml"
-    assert inst.count("HEAD", build) == 1
-    assert inst.count("GET", build + "/raw") == 1
-    # a second run: every blob comes from the cache, only metadata is asked for
+    # the first time: id and bytes in one request, once for all the projects including it
+    assert (inst.count("GET", build), inst.count("HEAD", build)) == (1, 0)
+    # a second run: sunset has seen the file, asks for its blob id only, and finds the bytes in the cache
     inst.log.clear()
     code, report = scan(url, tmp_path, capsys)
     assert found(report) == EXPECTED_FINDINGS
-    assert [p for m, p in inst.log if p.endswith("/raw")] == []
-    assert inst.count("HEAD", build) == 1
+    assert [p for m, p in inst.log if m == "GET" and p.endswith("/raw")] == []  # (files that 404 are asked again)
+    assert (inst.count("GET", build), inst.count("HEAD", build)) == (0, 1)
+    # a changed file: its new blob id is not cached, so its bytes are fetched again
+    templates = inst.project("acme/platform/ci-templates")
+    assert templates is not None
+    templates.files["main"]["build.yml"] += "# changed\n"
+    inst.log.clear()
+    scan(url, tmp_path, capsys)
+    assert (inst.count("GET", build + "/raw"), inst.count("HEAD", build)) == (1, 1)
 
 
 def test_archived_projects_only_when_asked(gitlab: tuple[Instance, str], tmp_path: Path,

@@ -136,6 +136,12 @@ class Api:
         headers = self._call(f"`{path}` in `{project}`@{ref}", files.head, path, ref=ref)
         return str(headers["X-Gitlab-Blob-Id"])
 
+    def file(self, project: str, path: str, ref: str) -> tuple[str, bytes]:
+        """Blob id and bytes in one request (`GET …/repository/files/:path`, base64 `content`)."""
+        files = self.gl.projects.get(project, lazy=True).files
+        got = self._call(f"`{path}` in `{project}`@{ref}", files.get, path, ref=ref)
+        return str(got.attributes["blob_id"]), got.decode()
+
     def raw(self, project: str, path: str, ref: str) -> bytes:
         files = self.gl.projects.get(project, lazy=True).files
         data: bytes = self._call(f"`{path}` in `{project}`@{ref}", files.raw, path, ref=ref)

@@ -1,8 +1,9 @@
 """Files of an instance scan: fetched once per (project, ref, path) per run, kept on disk by blob id.
 
-A template project included by 500 projects is asked for its blob id once per ref (`HEAD …/files/:path`)
-and parsed once; its bytes come from the persistent cache (`BlobCache`, content-addressed by Git's blob
-id, so a blob never goes stale) or, the first time ever, from `…/raw`. Threads asking for the same file
+A template project included by 500 projects is fetched once per ref and parsed once per run. A file no
+earlier run fetched comes whole in one request (`GET …/files/:path`, blob id and content); one an earlier
+run fetched is asked for its blob id (`HEAD`) and its bytes come from the persistent cache (`BlobCache`,
+content-addressed by Git's blob id, so a blob never goes stale), or from `…/raw` when it changed. Threads asking for the same file
 at once wait for the first one's answer instead of asking GitLab again.
 """
 
@@ -51,6 +52,8 @@ class Source(Protocol):
 
     def raw(self, project: str, path: str, ref: str) -> bytes: ...
 
+    def file(self, project: str, path: str, ref: str) -> tuple[str, bytes]: ...
+
 
 class BlobCache:
     """`<dir>/ab/cdef…`: a blob's bytes under its id; written atomically, so an interrupted scan leaves
@@ -78,13 +81,33 @@ class BlobCache:
 
     def put(self, blob: str, data: bytes) -> None:
         path = self._path(blob)
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
+        if path is not None:
+            _write(path, data)
+
+    def _seen_path(self, key: FileKey) -> Path | None:
+        if self.folder is None:
+            return None
+        name = hashlib.sha256(f"{key.project}\0{key.ref}\0{key.path}".encode()).hexdigest()
+        return self.folder / "seen" / name[:2] / name[2:]
+
+    def seen(self, key: FileKey) -> bool:
+        """An earlier scan fetched this (project, ref, path): its blob is likely cached, so ask for the id
+        first (`HEAD`); a file never seen is fetched whole in one request."""
+        path = self._seen_path(key)
+        return path is not None and path.exists()
+
+    def saw(self, key: FileKey) -> None:
+        path = self._seen_path(key)
+        if path is not None and not path.exists():
+            _write(path, b"")
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    os.replace(tmp, path)
 
 
 def blob_of(data: bytes) -> str:
@@ -157,11 +180,16 @@ class Store:
         if key.project == "remote":  # `--fetch-remote`: no blob id to ask for first
             body = fetch_url(key.path, self.max_bytes)
             return parse_ci(key, blob_of(body), body, self.max_bytes)
-        blob = self.source.blob_id(key.project, key.path, key.ref)
-        data = self.cache.get(blob)
-        if data is None:
-            data = self.source.raw(key.project, key.path, key.ref)
+        cached: bytes | None = None
+        if self.cache.seen(key):  # likely cached: the id (HEAD), then the bytes only if they changed
+            blob = self.source.blob_id(key.project, key.path, key.ref)
+            cached = self.cache.get(blob)
+            data = self.source.raw(key.project, key.path, key.ref) if cached is None else cached
+        else:  # never fetched: id and bytes in one request
+            blob, data = self.source.file(key.project, key.path, key.ref)
+        if cached is None:
             self.cache.put(blob, data)
             with self.lock:
                 self.fetched += 1
+        self.cache.saw(key)
         return parse_ci(key, blob, data, self.max_bytes)
