@@ -325,3 +325,17 @@ def test_an_instance_that_does_not_answer(tmp_path: Path, capsys: pytest.Capture
     server.server.server_close()  # nothing listens there any more
     assert main(["scan", "--gitlab", url, "--group", "acme", "--cache-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.endswith("sunset: --gitlab: group `acme`: ConnectionError\n")
+
+
+def test_inside_a_ci_job_the_url_comes_from_ci_server_url(gitlab: tuple[Instance, str], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    _, url = gitlab
+    monkeypatch.setenv("CI_SERVER_URL", url)
+    assert main(["scan", "--group", "acme", "--format", "json", "--target", "18.0",
+                 "--cache-dir", str(tmp_path / "cache")]) == 1
+    assert found(json.loads(capsys.readouterr().out)) == EXPECTED_FINDINGS
+    monkeypatch.delenv("CI_SERVER_URL")
+    assert main(["scan", "--group", "acme"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "sunset: --group needs --gitlab URL (inside a GitLab CI job, CI_SERVER_URL is used)\n")

@@ -41,6 +41,8 @@ def run(args: argparse.Namespace, plan: Plan) -> Report:
     from scanner.instance.run import InstanceOptions, scan_instance
 
     url = args.gitlab or os.environ.get("CI_SERVER_URL", "")
+    if not url:
+        raise UsageError("--group needs --gitlab URL (inside a GitLab CI job, CI_SERVER_URL is used)")
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--gitlab: `{url}` is not an http(s) URL")
     if not args.group:

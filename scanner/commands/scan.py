@@ -174,7 +174,7 @@ def render(report: Report, args: argparse.Namespace, policies: list[Policy]) -> 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
     p = plan(args, progress)
-    if getattr(args, "gitlab", None):  # an instance scan: the projects come from GitLab's API
+    if getattr(args, "gitlab", None) or getattr(args, "group", None):  # an instance scan, through GitLab's API
         from scanner.commands import instance
 
         return instance.run(args, p), p

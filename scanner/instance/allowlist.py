@@ -61,9 +61,9 @@ def _group_path(entry: dict[str, Any]) -> str:
 def scope(api: Api, project: str) -> tuple[bool, set[str], set[str]]:
     """(inbound limited, allowlisted project paths, allowlisted group paths)."""
     manager = api.gl.projects.get(project, lazy=True).job_token_scope
-    got = api._call(f"job token scope of `{project}`", manager.get)
-    projects = api._call(f"allowlist of `{project}`", got.allowlist.list, get_all=True)
-    groups = api._call(f"groups allowlist of `{project}`", got.groups_allowlist.list, get_all=True)
+    got = api.call(f"job token scope of `{project}`", manager.get)
+    projects = api.call(f"allowlist of `{project}`", got.allowlist.list, get_all=True)
+    groups = api.call(f"groups allowlist of `{project}`", got.groups_allowlist.list, get_all=True)
     return (bool(got.attributes.get("inbound_enabled")),
             {str(p.attributes["path_with_namespace"]) for p in projects},
             {_group_path(g.attributes) for g in groups})
@@ -75,7 +75,7 @@ def auth_log(api: Api, project: str) -> list[tuple[str, int, str]]:
     out: list[tuple[str, int, str]] = []
     after: str | None = None
     for _ in range(MAX_LOG_PAGES):
-        data = api._call(f"authentication log of `{project}`", api.gl.http_post, url,
+        data = api.call(f"authentication log of `{project}`", api.gl.http_post, url,
                          post_data={"query": AUTH_LOG_QUERY, "variables": {"fullPath": project, "after": after}})
         if not isinstance(data, dict) or data.get("errors"):
             raise ApiError(0, f"authentication log of `{project}`: {str((data or {}).get('errors'))[:200]}")
@@ -116,7 +116,7 @@ def run(api: Api, group: str, archived: bool = False, apply: bool = False) -> Ou
         path = f"/projects/{quote(info.path, safe='')}/job_token_scope/allowlist"
         for gap in found:
             try:
-                api._call(f"adding `{gap.origin}` to the allowlist of `{gap.target}`", api.gl.http_post, path,
+                api.call(f"adding `{gap.origin}` to the allowlist of `{gap.target}`", api.gl.http_post, path,
                           post_data={"target_project_id": gap.origin_id})
             except ApiError as exc:
                 outcome.problems.append((gap.target, str(exc)))

@@ -99,7 +99,7 @@ class Api:
         self.gl = _Client(url.rstrip("/"), private_token=token, job_token=job_token, session=session,
                                 timeout=TIMEOUT, retry_transient_errors=True, per_page=PER_PAGE)
 
-    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         self.gate.wait()
         try:
             return fn(*args, **kwargs)
@@ -112,7 +112,7 @@ class Api:
         """Every project of the group and its subgroups, page by page as GitLab's `Link` header leads."""
         manager = self.gl.groups.get(group, lazy=True).projects
         extra = {} if archived else {"archived": False}
-        listing = self._call(f"group `{group}`", manager.list, iterator=True, include_subgroups=True,
+        listing = self.call(f"group `{group}`", manager.list, iterator=True, include_subgroups=True,
                              with_shared=False, per_page=PER_PAGE, **extra)
         while True:
             try:
@@ -127,37 +127,37 @@ class Api:
             yield _info(item.attributes)
 
     def project(self, ident: str | int) -> ProjectInfo:
-        found = self._call(f"project `{ident}`", self.gl.projects.get, ident)
+        found = self.call(f"project `{ident}`", self.gl.projects.get, ident)
         return _info(found.attributes)
 
     def blob_id(self, project: str, path: str, ref: str) -> str:
         """The blob id of a file at a ref (`HEAD …/repository/files/:path`): the cache's key."""
         files = self.gl.projects.get(project, lazy=True).files
-        headers = self._call(f"`{path}` in `{project}`@{ref}", files.head, path, ref=ref)
+        headers = self.call(f"`{path}` in `{project}`@{ref}", files.head, path, ref=ref)
         return str(headers["X-Gitlab-Blob-Id"])
 
     def file(self, project: str, path: str, ref: str) -> tuple[str, bytes]:
         """Blob id and bytes in one request (`GET …/repository/files/:path`, base64 `content`)."""
         files = self.gl.projects.get(project, lazy=True).files
-        got = self._call(f"`{path}` in `{project}`@{ref}", files.get, path, ref=ref)
+        got = self.call(f"`{path}` in `{project}`@{ref}", files.get, path, ref=ref)
         return str(got.attributes["blob_id"]), got.decode()
 
     def raw(self, project: str, path: str, ref: str) -> bytes:
         files = self.gl.projects.get(project, lazy=True).files
-        data: bytes = self._call(f"`{path}` in `{project}`@{ref}", files.raw, path, ref=ref)
+        data: bytes = self.call(f"`{path}` in `{project}`@{ref}", files.raw, path, ref=ref)
         return data
 
     def tree(self, project: str, ref: str, folder: str) -> list[str]:
         """Paths of the files below `folder` at `ref` (`GET /projects/:id/repository/tree`, recursive)."""
         repo = self.gl.projects.get(project, lazy=True)
-        items = self._call(f"files of `{project}`@{ref}", repo.repository_tree, path=folder, ref=ref,
+        items = self.call(f"files of `{project}`@{ref}", repo.repository_tree, path=folder, ref=ref,
                            recursive=True, get_all=True, per_page=PER_PAGE)
         return [str(i["path"]) for i in items if i.get("type") == "blob"]
 
     def releases(self, project: str) -> list[str]:
         """Tag names of the project's releases (component versions)."""
         manager = self.gl.projects.get(project, lazy=True).releases
-        items = self._call(f"releases of `{project}`", manager.list, get_all=True)
+        items = self.call(f"releases of `{project}`", manager.list, get_all=True)
         return [str(r.attributes["tag_name"]) for r in items]
 
 

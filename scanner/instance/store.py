@@ -3,8 +3,8 @@
 A template project included by 500 projects is fetched once per ref and parsed once per run. A file no
 earlier run fetched comes whole in one request (`GET …/files/:path`, blob id and content); one an earlier
 run fetched is asked for its blob id (`HEAD`) and its bytes come from the persistent cache (`BlobCache`,
-content-addressed by Git's blob id, so a blob never goes stale), or from `…/raw` when it changed. Threads asking for the same file
-at once wait for the first one's answer instead of asking GitLab again.
+content-addressed by Git's blob id, so a blob never goes stale), or from `…/raw` when it changed.
+Threads asking for the same file at once wait for the first one's answer instead of asking GitLab again.
 """
 
 from __future__ import annotations

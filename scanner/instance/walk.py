@@ -152,11 +152,10 @@ class Walk:
             return r
         root = config_key(self.info, r.ref)
         if isinstance(root, str):
-            root = FileKey("remote", "", root) if self.ctx.fetch_remote else None  # type: ignore[assignment]
-            if root is None:
+            if not self.ctx.fetch_remote:
                 r.status = "CI/CD configuration is a URL; not fetched (--fetch-remote)"
                 return r
-        assert isinstance(root, FileKey)
+            root = FileKey("remote", "", root)
         r.root = root.shown
         try:
             fetched = self.ctx.store.get(root)
