@@ -339,3 +339,37 @@ def test_inside_a_ci_job_the_url_comes_from_ci_server_url(gitlab: tuple[Instance
     assert main(["scan", "--group", "acme"]) == 2
     assert capsys.readouterr().err.endswith(
         "sunset: --group needs --gitlab URL (inside a GitLab CI job, CI_SERVER_URL is used)\n")
+
+
+def test_the_rate_limit_gate() -> None:
+    """`RateLimit-Remaining: 0` on an answer makes every thread wait for `RateLimit-Reset` (at most a
+    minute at a time); a 429 is left to python-gitlab's retry; an HTTP-date `Retry-After` becomes seconds."""
+    import time
+
+    import requests
+
+    from scanner.instance.api import MAX_PAUSE, _Gate
+
+    def response(status: int, **headers: str) -> requests.Response:
+        r = requests.Response()
+        r.status_code = status
+        r.headers.update({k.replace("_", "-"): v for k, v in headers.items()})
+        return r
+
+    gate = _Gate()
+    now = time.time()
+    gate.hook(response(200, RateLimit_Remaining="5", RateLimit_Reset=str(int(now) + 30)))
+    assert gate.until == 0.0
+    gate.hook(response(200, RateLimit_Remaining="0", RateLimit_Reset=str(int(now) + 30)))
+    assert gate.until == int(now) + 30
+    gate.hook(response(200, RateLimit_Remaining="0", RateLimit_Reset=str(int(now) + 3600)))
+    assert now + MAX_PAUSE - 1 <= gate.until <= time.time() + MAX_PAUSE
+    other = _Gate()
+    other.hook(response(429, RateLimit_Remaining="0", RateLimit_Reset=str(int(now) + 30)))
+    assert other.until == 0.0
+    dated = response(429, Retry_After="Thu, 01 Jan 2099 00:00:00 GMT")
+    other.hook(dated)
+    assert dated.headers["Retry-After"] == str(int(MAX_PAUSE))
+    past = response(429, Retry_After="Thu, 01 Jan 2004 00:00:00 GMT")
+    other.hook(past)
+    assert past.headers["Retry-After"] == "0"
