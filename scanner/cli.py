@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from scanner import __version__
-from scanner.commands import comment
+from scanner.commands import allowlist, comment, instance
 from scanner.commands import fix as fix_command
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from scanner.report.formats import FORMATS
@@ -177,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="skip larger files with an input error (default: 2 MiB, GitLab's limit)")
     scan.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                       help="auto (default): on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it")
+    instance.configure(scan)  # --gitlab URL --group PATH: argparse only, python-gitlab loads when it runs
     scan.set_defaults(func=_cmd_scan)
 
     pol = sub.add_parser("policies", help="the policy catalog")
@@ -195,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     pol.set_defaults(func=_cmd_policies)
     comment.configure(sub)  # argparse only; python-gitlab loads when `sunset comment` runs
     fix_command.configure(sub)  # argparse only; scanner.fix loads when `sunset fix` runs
+    allowlist.configure(sub)  # argparse only; python-gitlab loads when `sunset allowlist` runs
     register_stream(sub)  # streams.cli imports only argparse; the commands import Faust when they run
     return parser
 

@@ -29,6 +29,7 @@ LAYERS = {
     "fix": 4,
     "report": 4,
     "gitlab": 5,
+    "instance": 5,
     "commands": 6,
     "cli": 7,
 }

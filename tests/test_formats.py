@@ -42,12 +42,12 @@ def _dumps(doc: object) -> str:
 
 
 def test_format_table_names_and_cli_choices() -> None:
-    assert list(FORMATS) == ["text", "concise", "json", "sarif", "codequality", "markdown"]
+    assert list(FORMATS) == ["text", "concise", "json", "sarif", "codequality", "markdown", "html"]
     parser = build_parser()
     assert [parser.parse_args(["scan", "--format", name]).format for name in FORMATS] == list(FORMATS)
     assert parser.parse_args(["scan"]).format == "text"
     with pytest.raises(SystemExit):
-        parser.parse_args(["scan", "--format", "html"])
+        parser.parse_args(["scan", "--format", "pdf"])
 
 
 def test_each_format_renders_as_before() -> None:

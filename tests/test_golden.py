@@ -23,6 +23,7 @@ FORMATS = {
     "sarif": "samples.sarif",
     "codequality": "samples.codequality.json",
     "markdown": "samples.md",
+    "html": "samples.html",
 }
 
 

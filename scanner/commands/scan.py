@@ -252,4 +252,8 @@ def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Po
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
     p = plan(args, progress)
+    if getattr(args, "gitlab", None) or getattr(args, "group", None):  # an instance scan, through GitLab's API
+        from scanner.commands import instance
+
+        return instance.run(args, p), p
     return scan(p.paths, p.policies, p.options), p

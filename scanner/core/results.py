@@ -98,6 +98,26 @@ class IncludeRecord:
     note: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class FileUse:
+    """A file one project's pipeline reaches (an instance scan): its shown name and how it got there."""
+
+    path: str  # `group/project@ref:path`, as findings name it
+    chain: tuple[str, ...]  # the files that include it, from the project's root; () for the root
+    how: str  # root | local | project | component | remote
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRecord:
+    """One project of an instance scan (`sunset scan --gitlab`)."""
+
+    project: str  # full path
+    ref: str
+    root: str  # the CI/CD configuration file, shown like a finding's path; "" when there is none
+    status: str  # scanned | no CI/CD configuration | empty repository | error | …
+    files: tuple[FileUse, ...] = ()
+
+
 @dataclass(slots=True)
 class Report:
     target: str
@@ -109,6 +129,7 @@ class Report:
     files_scanned: int = 0
     suppressed: int = 0
     baselined: int = 0
+    projects: list[ProjectRecord] = field(default_factory=list)  # instance scans only
 
     def severity_counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

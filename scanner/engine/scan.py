@@ -17,7 +17,6 @@ from typing import Any
 
 from scanner.core.document import Document
 from scanner.core.files import (
-    MAX_FILE_BYTES,
     MISSING,
     ReadProblem,
     Skipped,
@@ -33,59 +32,22 @@ from scanner.core.files import (
     walk,
 )
 from scanner.core.results import Finding, IncludeRecord, InputError, Report, internal_error
-from scanner.core.tree import ParseError
-from scanner.core.versions import Version
+from scanner.core.tree import ParseError, Tree
 from scanner.engine.findings import FindingRules, Recorder
 from scanner.engine.globs import gitignore, glob_files
 from scanner.engine.kinds import KINDS, Kind
+from scanner.engine.options import CiConfig, Plan, ScanOptions
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
 from scanner.rules.hits import Hit
 from scanner.rules.index import PolicyIndex
 from scanner.rules.policy import Policy
 
+__all__ = ["CiConfig", "Plan", "Scan", "ScanOptions", "scan"]
+
 # GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
 MAX_INCLUDES = 150
 MAX_INCLUDE_DEPTH = 100
-
-
-@dataclass(frozen=True, slots=True)
-class ScanOptions:
-    target: Version
-    max_file_bytes: int = MAX_FILE_BYTES
-    progress: Callable[[int, str], None] | None = None
-    today: date | None = None  # for suppression expiry; None = today
-    severity: dict[str, str] = field(default_factory=dict)
-    baseline: frozenset[str] = frozenset()
-    exclude: tuple[str, ...] = ()  # gitignore patterns (pathspec), from `exclude_base`
-    exclude_base: Path | None = None  # the configuration file's folder; None: the scan base
-    kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
-    display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
-    ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
-
-
-@dataclass(frozen=True, slots=True)
-class CiConfig:
-    """A custom CI/CD configuration file as the user named it: a path (made absolute from where it was
-    given), `path@group/project` or a URL; `source` and `line` say where it was named."""
-
-    value: str
-    source: str  # `--ci-config`, or the configuration file's absolute path
-    line: int = 0
-    given: str = ""  # as the user wrote it, for messages
-
-    def where(self, base: Path) -> str:
-        return relative(Path(self.source), base) if os.path.isabs(self.source) else self.source
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """One scan as the user asked for it: flags and `.sunset.yml` resolved (`scanner.commands.scan`)."""
-
-    paths: list[Path]
-    policies: list[Policy]
-    options: ScanOptions
-    fail_on: str
 
 
 @dataclass(slots=True)
@@ -204,22 +166,28 @@ class Scan:
         if isinstance(text, ReadProblem):
             self.error(path, text.line, text.message)
             return None
+        return self.check(path, text, kind)
+
+    def check(self, path: Path, text: str, kind: Kind, shown: str = "", data: Tree | None = None) -> Document | None:
+        """Check a file's text (parsed unless `data` is given); `shown` names files not on disk (scanner.instance).
+        A bug on one file never stops the scan: it is an input error on that file."""
+        where: Path | str = shown or path
         self.report.files_scanned += 1
         if self.options.progress:
-            self.options.progress(self.report.files_scanned, self.shown(path))
+            self.options.progress(self.report.files_scanned, shown or self.shown(path))
         try:
-            return self.check(path, kind, text)
+            return self._check(path, text, kind, where, data)
         except ParseError as exc:
-            self.error(path, exc.line, exc.message)
-        except Exception as exc:  # noqa: BLE001 - a bug on one file never stops the scan; it is said, with the file
-            self.error(path, None, internal_error(exc))
+            self.error(where, exc.line, exc.message)
+        except Exception as exc:  # noqa: BLE001 - said, with the file
+            self.error(where, None, internal_error(exc))
         return None
 
-    def check(self, path: Path, kind: Kind, text: str) -> Document:
-        data = kind.parse(text)
+    def _check(self, path: Path, text: str, kind: Kind, where: Path | str, data: Tree | None) -> Document:
+        data = kind.parse(text) if data is None else data
         for line, message in data.warnings:  # statements not read; the rest of the file was
-            self.error(path, line, message)
-        doc = Document(self.shown(path), path, kind.name, text, data)
+            self.error(where, line, message)
+        doc = Document(where if isinstance(where, str) else self.shown(path), path, kind.name, text, data)
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))

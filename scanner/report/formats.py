@@ -66,6 +66,12 @@ def _markdown(report: Report, options: RenderOptions) -> str:
     return markdown.render(redact_report(report), options)
 
 
+def _html(report: Report, options: RenderOptions) -> str:
+    from scanner.report import html
+
+    return html.render(redact_report(report), options)
+
+
 # In the order `sunset scan --help` lists them.
 FORMATS: dict[str, Renderer] = {
     "text": _text,
@@ -74,4 +80,5 @@ FORMATS: dict[str, Renderer] = {
     "sarif": _sarif,
     "codequality": _codequality,
     "markdown": _markdown,
+    "html": _html,
 }

@@ -76,7 +76,31 @@ def report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[
     }
 
 
+def instance_dict(report: Report) -> dict[str, Any]:
+    """An instance scan's additions to contract v1 (fields added only; absent for a checkout scan)."""
+    from scanner.report.projects import by_file, project_findings, shared_files
+
+    files = by_file(report)
+    projects = []
+    for p in report.projects:
+        found = project_findings(report, p, files)
+        counts = {s: sum(1 for f in found if f.severity == s) for s in ("error", "warning", "info")}
+        projects.append({
+            "project": p.project, "ref": p.ref, "root": p.root, "status": p.status,
+            "files": [{"path": u.path, "how": u.how, "chain": list(u.chain)} for u in p.files],
+            "findings": counts,
+            "policies": sorted({f.rule_id for f in found}),
+        })
+    shared = [{"path": s.path, "findings": len(s.findings), "policies": sorted({f.rule_id for f in s.findings}),
+               "projects": [{"project": name, "how": how, "chain": list(chain)} for name, chain, how in s.projects]}
+              for s in shared_files(report)]
+    return {"projects": projects, "shared_files": shared}
+
+
 def render(report: Report, options: RenderOptions) -> str:
     from scanner.report.options import fix_tiers
 
-    return json.dumps(report_dict(report, fix_tiers(options.policies)), indent=2, ensure_ascii=False) + "\n"
+    data = report_dict(report, fix_tiers(options.policies))
+    if report.projects:
+        data |= instance_dict(report)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
