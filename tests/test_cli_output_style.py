@@ -17,14 +17,14 @@ from scanner.report.text import clip
 
 from conftest import ROOT
 
-WORKFLOW = "include:\n  - template: Workflows/MergeRequest-Pipelines.gitlab-ci.yml\n"
+WORKFLOW = "include:\n  - template: Jobs/Code-Quality.gitlab-ci.yml\n"
 COMMENT = "# " + "the crawler waited this long for an element before moving on; " * 3
 CI = WORKFLOW + f"dast:\n  variables:\n    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}\n  script: [x]\n"
-WF_MESSAGE = ("Template `Workflows/MergeRequest-Pipelines.gitlab-ci.yml` is deprecated; write the `workflow:rules` "
-              "into your own configuration.")
-NOTE = "GitLab 18.0: removal moved to 19.0; GitLab's entry dates the deprecation to 17.0, not 18.0."
+WF_MESSAGE = ("Template `Jobs/Code-Quality.gitlab-ci.yml` runs CodeClimate-based Code Quality, which stops scanning "
+              "in GitLab 19.0.")
+NOTE = "First announced for 18.0. GitLab 18.0: end of CodeClimate-based scanning postponed to 19.0."
 DAST_MESSAGE = "`DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT` was removed in GitLab 18.0 and has no effect."
-SUMMARY = ("Scanned 2 files for GitLab 19.0: 3 error(s), 0 warning(s), 0 info; 0 input error(s); 0 suppressed, "
+SUMMARY = ("Scanned 2 files for GitLab 20.0: 3 error(s), 0 warning(s), 0 info; 0 input error(s); 0 suppressed, "
            "0 baselined. 1 fixable with `sunset fix` [*].\n")
 
 
@@ -44,9 +44,9 @@ def repo(tmp_path: Path) -> Path:
 def test_concise_is_one_line_per_finding(repo: Path) -> None:
     done = sunset(repo, "scan", ".", "--format", "concise")
     assert done.stdout == (
-        f".gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE} {NOTE}\n"
+        f".gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE} {NOTE}\n"
         f".gitlab-ci.yml:5:5: error[dast-crawl-element-timeout-variables] [*] {DAST_MESSAGE}\n"
-        f"other.gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE} {NOTE}\n"
+        f"other.gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE} {NOTE}\n"
         + SUMMARY
     )
 
@@ -54,16 +54,16 @@ def test_concise_is_one_line_per_finding(repo: Path) -> None:
 def test_statistics(repo: Path) -> None:
     done = sunset(repo, "scan", ".", "--statistics")
     assert (done.returncode, done.stdout) == (1, (
-        "2  workflow-rules-templates                   `workflow:rules` CI/CD templates are deprecated\n"
+        "2  code-quality-codeclimate-templates         CodeClimate-based Code Quality template stops scanning\n"
         "1  dast-crawl-element-timeout-variables  [*]  DAST element timeout variables were removed\n"))
 
 
 def test_json_says_what_sunset_fix_rewrites(repo: Path) -> None:
     findings = json.loads(sunset(repo, "scan", ".", "--format", "json").stdout)["findings"]
     assert [(f["rule_id"], f["line"], f["fixable"], f["fix_tier"]) for f in findings] == [
-        ("workflow-rules-templates", 2, False, None),
+        ("code-quality-codeclimate-templates", 2, False, None),
         ("dast-crawl-element-timeout-variables", 5, True, "safe"),
-        ("workflow-rules-templates", 2, False, None),
+        ("code-quality-codeclimate-templates", 2, False, None),
     ]
     assert findings[0]["message"] == f"{WF_MESSAGE} {NOTE}"  # the contract keeps the whole message
 
@@ -74,11 +74,11 @@ def test_text_history_once_marker_and_clipped_snippet(repo: Path) -> None:
     shown = snippet[: 120 - 8 - 1] + "…"  # 120 columns (off a terminal, only when COLUMNS asks), gutter 8
     assert f"    5 | {snippet}\n" in sunset(repo, "scan", ".", "--color", "never").stdout  # a pipe: whole lines
     assert text == (
-        f".gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE}\n"
-        "    2 |   - template: Workflows/MergeRequest-Pipelines.gitlab-ci.yml\n"
-        "      |               " + "^" * 46 + "\n"
-        "      = fix: workflow: rules: (written in the project's own .gitlab-ci.yml)\n"
-        "      = docs: https://docs.gitlab.com/update/deprecations/#workflowrules-templates\n"
+        f".gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE}\n"
+        "    2 |   - template: Jobs/Code-Quality.gitlab-ci.yml\n"
+        "      |               " + "^" * 31 + "\n"
+        "      = fix: a linter job with artifacts: reports: codequality: gl-code-quality-report.json\n"
+        "      = docs: https://docs.gitlab.com/update/deprecations/#codeclimate-based-code-quality-scanning-will-be-removed\n"
         f"      = note: {NOTE}\n"
         "\n"
         f".gitlab-ci.yml:5:5: error[dast-crawl-element-timeout-variables] [*] {DAST_MESSAGE}\n"
@@ -87,11 +87,11 @@ def test_text_history_once_marker_and_clipped_snippet(repo: Path) -> None:
         "      = docs: https://docs.gitlab.com/update/deprecations/#dast-dast_crawl_extract_element_timeout-and-"
         "dast_crawl_search_element_timeout-variables-are-deprecated\n"
         "\n"
-        f"other.gitlab-ci.yml:2:15: error[workflow-rules-templates] {WF_MESSAGE}\n"
-        "    2 |   - template: Workflows/MergeRequest-Pipelines.gitlab-ci.yml\n"
-        "      |               " + "^" * 46 + "\n"
-        "      = fix: workflow: rules: (written in the project's own .gitlab-ci.yml)\n"
-        "      = docs: https://docs.gitlab.com/update/deprecations/#workflowrules-templates\n"
+        f"other.gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE}\n"
+        "    2 |   - template: Jobs/Code-Quality.gitlab-ci.yml\n"
+        "      |               " + "^" * 31 + "\n"
+        "      = fix: a linter job with artifacts: reports: codequality: gl-code-quality-report.json\n"
+        "      = docs: https://docs.gitlab.com/update/deprecations/#codeclimate-based-code-quality-scanning-will-be-removed\n"
         "\n" + SUMMARY
     )
 
