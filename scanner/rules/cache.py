@@ -21,7 +21,7 @@ from pathlib import Path
 from scanner import __version__
 from scanner.rules.policy import Policy
 
-_FORMAT = 1
+_FORMAT = 2  # 2: required-keys matchers carry where/skip/unless (issue 12)
 KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 

@@ -46,6 +46,7 @@ def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from variable_reference.in_variable_values(index.references, doc)
     yield from variable_reference.in_keyword_values(index.references, doc)
     yield from jsonpath.evaluate(index.jsonpaths, doc)
+    yield from required_keys.evaluate(index.of("required-keys"), doc)
     yield from _ci_scripts(index, doc)
     reach = [policy for policy, _ in index.of("job-token-reach")]
     if reach:

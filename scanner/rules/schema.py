@@ -170,6 +170,9 @@ class RequiredKeysSpec(Strict):
     path: str  # JSONPath of the mappings to check
     keys: tuple[str, ...] = ()
     first: str | None = None  # when present, this key must come first
+    where: str | None = None  # check only mappings holding this key (`secrets`); hidden (`.name`) ones are skipped
+    skip: tuple[str, ...] = ()  # mappings holding any of these keys are not judged (`extends`: not resolved)
+    unless: str | None = None  # JSONPath: when it matches in the document, nothing is reported
 
 
 class SecretFileSpec(Strict):
