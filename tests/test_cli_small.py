@@ -79,6 +79,16 @@ def test_pre_commit_files_pattern_covers_every_kind_sunset_reads() -> None:
     assert [name for name in ("README.md", "setup.cfg", "main.go", "environment.txt") if files.search(name)] == []
 
 
+def test_pre_commit_entry_scans_the_repository_and_ignores_unrelated_files(tmp_path: Path) -> None:
+    (hook,) = load_yaml((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")).roots[0]
+    assert (hook["entry"], hook["pass_filenames"]) == ("sunset scan --fail-on error .", False)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    (tmp_path / ".gitlab-ci.yml").write_text("job:\n  script: [make]\n", encoding="utf-8")
+    assert sunset(tmp_path, *hook["entry"].split()[1:]).returncode == 0  # pyproject.toml is not an error
+    (tmp_path / ".gitlab-ci.yml").write_text("include:\n  - template: Terraform.gitlab-ci.yml\n", encoding="utf-8")
+    assert sunset(tmp_path, *hook["entry"].split()[1:]).returncode == 1
+
+
 def test_package_registry_url_reach_names_the_project(tmp_path: Path) -> None:
     (tmp_path / ".gitlab-ci.yml").write_text(
         "install:\n  script:\n    - pip install --index-url "

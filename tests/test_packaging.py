@@ -108,3 +108,18 @@ def test_a_distribution_that_overwrote_streams_is_refused(venv: Path, tmp_path: 
         "install sunset in its own environment: pipx install gitlab-sunset\n"
     )
     assert re.fullmatch(r"sunset \S+\n", _sunset(venv, "--version").stdout)
+
+
+def test_release_refuses_a_tag_that_does_not_name_the_version(tmp_path: Path) -> None:
+    """In a clone of this repository (tags are never made in the real one by a test)."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@example.com", "tag", "-a",
+                    "v9.9.9", "-m", "wrong"], check=True, timeout=60)
+    done = subprocess.run(["bash", str(clone / ".ci" / "release"), "--tag", "v9.9.9", "--outdir", str(tmp_path / "d")],
+                          capture_output=True, text=True, timeout=300,
+                          env=os.environ | {"SUNSET_RELEASE_PYTHON": sys.executable})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"release: tag v9.9.9 does not name version {__version__} (scanner/__init__.py); "
+                           f"expected v{__version__}\n")
+    assert not (tmp_path / "d").exists()
