@@ -60,7 +60,7 @@ def test_output_usage_errors(repo: Path) -> None:
     done = sunset(repo, "scan", ".", "-o", "xml=report.xml")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == ("sunset: --output xml=report.xml: unknown format 'xml' (one of: text, concise, json, sarif, "
-                           "codequality, markdown); a file whose name holds '=' can be written ./xml=report.xml\n")
+                           "codequality, markdown, html); a file whose name holds '=' can be written ./xml=report.xml\n")
     empty = sunset(repo, "scan", ".", "-o", "json=")
     assert (empty.returncode, empty.stderr) == (
         2, "sunset: --output json=: give a file name (stdout receives --format unless --quiet)\n")

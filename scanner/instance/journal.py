@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from scanner.core.results import FileUse, Finding, IncludeRecord, InputError, Location, ProjectRecord, Report
+from scanner.core.results import FileUse, Finding, IncludeRecord, InputError, Location, Move, ProjectRecord, Report
 
 JOURNAL_VERSION = 1
 
@@ -51,6 +51,12 @@ def _record(d: dict[str, Any]) -> ProjectRecord:
     return ProjectRecord(d["project"], d["ref"], d["root"], d["status"], files)
 
 
+def _finding(f: dict[str, Any]) -> Finding:
+    """A finding as `dataclasses.asdict` wrote it: its nested records rebuilt."""
+    return Finding(**(f | {"location": Location(**f["location"]),
+                           "history": tuple(Move(**m) for m in f.get("history", ()))}))
+
+
 def restore(path: Path, report: Report, checked: set[str]) -> set[str]:
     """Projects the journal holds, their part put back into `report`; `checked` gains their files.
     A line cut short by the interruption is ignored (that project is scanned again)."""
@@ -63,7 +69,7 @@ def restore(path: Path, report: Report, checked: set[str]) -> set[str]:
         try:
             d = json.loads(line)
             record = _record(d["project"])
-            findings = [Finding(**(f | {"location": Location(**f["location"])})) for f in d["findings"]]
+            findings = [_finding(f) for f in d["findings"]]
             errors = [InputError(**e) for e in d["errors"]]
             includes = [IncludeRecord(**i) for i in d["includes"]]
             scanned, suppressed, baselined = d["counts"]
