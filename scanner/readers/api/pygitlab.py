@@ -33,6 +33,11 @@ MANAGERS: dict[tuple[str, str], tuple[str, str]] = {
     ("issue", "notes"): ("/notes", "note"),
     ("mergerequest", "notes"): ("/notes", "note"),
     ("group", "member_roles"): ("/member_roles", "memberrole"),
+    ("gitlab", "audit_events"): ("/audit_events", "auditevent"),
+    ("group", "audit_events"): ("/audit_events", "auditevent"),
+    ("project", "audit_events"): ("/audit_events", "auditevent"),
+    ("project", "packages"): ("/packages", "package"),
+    ("group", "packages"): ("/packages", "package"),
 }
 # Managers whose `get()` takes no id: the object is the endpoint itself.
 SINGLETONS = frozenset({"settings", "approvals", "cilint"})
