@@ -118,3 +118,26 @@ def test_a_case_that_cannot_be_filled_gives_way_to_the_next(tmp_path: Path) -> N
     report = run_scan([tmp_path / "repo"], load_policies([tmp_path / "policies"]))
     assert [(f.location.line, f.location.column, f.replacement) for f in report.findings] == [
         (4, 5, "NEW_OLD_NAME in job ('1')")]
+
+
+def test_other_hints_follow_the_finding(tmp_path: Path, policies: list[Policy]) -> None:
+    files = {
+        "runner/config.toml": 'concurrent = 1\n[[runners]]\n  name = "k"\n  executor = "kubernetes"\n'
+                              "  [runners.kubernetes]\n    terminationGracePeriodSeconds = 45\n",
+        ".gitlab-ci.yml": "register:\n  script:\n"
+                          "    - gitlab-runner register --kubernetes-terminationGracePeriodSeconds 5\n",
+        "etc/gitlab/gitlab.rb": "postgres_exporter['per_table_stats'] = false\n",
+        "registry/config.yml": "version: 0.1\nstorage:\n  swift:\n    container: registry\n",
+    }
+    wanted = {"runner-k8s-termination-grace-period", "omnibus-postgres-exporter-per-table-stats",
+              "registry-swift-oss-storage"}
+    assert [h for h in hints(tmp_path, policies, files) if h[0] in wanted] == [
+        ("runner-k8s-termination-grace-period", ".gitlab-ci.yml", 3, 30,
+         "--kubernetes-pod_termination_grace_period_seconds and --kubernetes-cleanup_grace_period_seconds"),
+        ("omnibus-postgres-exporter-per-table-stats", "etc/gitlab/gitlab.rb", 1, 19,
+         "postgres_exporter['flags'] = { 'collector.stat_user_tables' => false }"),
+        ("registry-swift-oss-storage", "registry/config.yml", 3, 3,
+         "storage: {s3: {bucket: registry, regionendpoint: 'https://…'}}"),
+        ("runner-k8s-termination-grace-period", "runner/config.toml", 6, 5,
+         "pod_termination_grace_period_seconds = 45 and cleanup_grace_period_seconds = 45"),
+    ]
