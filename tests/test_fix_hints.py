@@ -73,7 +73,7 @@ def test_the_docs_show_every_case_with_its_placeholders() -> None:
     cases = (Hint("gitlab_rails['{key}'] = x", ("omnibus-config",)), Hint("{route[-2]}: {secret_file: x}"),
              Hint("database: {value:main.database|database}", route="^prod"))
     assert describe(cases) == ("gitlab_rails['<key>'] = x (in omnibus-config) · <route[-2]>: {secret_file: x} · "
-                               "database: <main.database or database> (in path ~ `^prod`)")
+                               "database: <main.database or database> (at `^prod`)")
     assert describe((Hint("include: component: $CI_SERVER_FQDN/x@<version>"),)) == \
         "include: component: $CI_SERVER_FQDN/x@<version>"
 
@@ -140,4 +140,15 @@ def test_other_hints_follow_the_finding(tmp_path: Path, policies: list[Policy]) 
          "storage: {s3: {bucket: registry, regionendpoint: 'https://…'}}"),
         ("runner-k8s-termination-grace-period", "runner/config.toml", 6, 5,
          "pod_termination_grace_period_seconds = 45 and cleanup_grace_period_seconds = 45"),
+    ]
+
+
+def test_each_renamed_variable_gets_its_own_successor(tmp_path: Path, policies: list[Policy]) -> None:
+    pipeline = ("deploy:\n  variables:\n    DAST_API_SPECIFICATION: api.json\n    DAST_API_HOST_OVERRIDE: x:80\n"
+                "  script:\n    - echo $CI_BUILD_REF_NAME $CI_BUILD_TOKEN\n")
+    assert hints(tmp_path, policies, {".gitlab-ci.yml": pipeline}) == [
+        ("dast-api-legacy-variables", ".gitlab-ci.yml", 3, 5, "DAST_API_OPENAPI (same value)"),
+        ("dast-api-legacy-variables", ".gitlab-ci.yml", 4, 5, "DAST_API_TARGET_URL"),
+        ("ci-build-variables", ".gitlab-ci.yml", 6, 12, "CI_COMMIT_REF_NAME"),
+        ("ci-build-variables", ".gitlab-ci.yml", 6, 31, "CI_JOB_TOKEN"),
     ]

@@ -73,10 +73,10 @@ def describe(hints: tuple[Hint, ...]) -> str | None:
 
     def shown(hint: Hint) -> str:
         text = PLACEHOLDER.sub(_shown, hint.text)
-        where = [", ".join(hint.kinds)] if hint.kinds else []
-        where += [f"path ~ `{hint.route}`"] if hint.route else []
-        where += [f"match ~ `{hint.match}`"] if hint.match else []
-        return text + (f" (in {'; '.join(where)})" if where and len(hints) > 1 else "")
+        where = [f"in {', '.join(hint.kinds)}"] if hint.kinds else []
+        where += [f"at `{hint.route}`"] if hint.route else []
+        where += [f"for `{hint.match}`"] if hint.match else []
+        return text + (f" ({', '.join(where)})" if where and len(hints) > 1 else "")
 
     return " · ".join(shown(h) for h in hints)
 
