@@ -143,7 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Report what the given repositories, settings files and scripts use that GitLab deprecates or "
         "removes, with the release that removes it and the fix. Exit status: 0 clean, 1 findings or input errors "
         "at --fail-on, 2 sunset could not run.")
-    scan.add_argument("paths", nargs="*", default=["."], help="directories or files (default: .)")
+    scan.add_argument("paths", nargs="*", default=["."],
+                      help="directories or files (default: .); `-` reads one file from standard input")
+    scan.add_argument("--stdin-filename", metavar="NAME",
+                      help="the name of the file read from `-`: its kind, where its local includes start and the "
+                           "path shown (default: a pipeline file, .gitlab-ci.yml in the working directory, shown as -)")
     scan.add_argument("--format", choices=tuple(FORMATS), default="text", help="the report on stdout (default: text)")
     scan.add_argument("--output", "-o", action="append", metavar="[FORMAT=]FILE",
                       help="FILE: write --format to FILE instead of stdout; FORMAT=FILE: also write FORMAT to FILE "

@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
     actions = stream.add_subparsers(dest="stream_command", required=True)
 
     replay = actions.add_parser("replay", help="run the detectors offline over a JSONL file")
-    replay.add_argument("file", help="one audit event, or a JSON array of them, per line")
+    replay.add_argument("file", help="one audit event, or a JSON array of them, per line (`-`: standard input)")
     replay.add_argument("--format", choices=("json", "text"), default="json",
                         help="json: the document (the contract); text: a summary to read")
     replay.add_argument("--allowlist-snapshot", metavar="FILE", help="job-token allowlists from the REST API")

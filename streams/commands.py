@@ -36,17 +36,17 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> StreamSettings:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from streams.replay import replay_file, write_json
+    from streams.replay import replay_file, replay_lines, write_json
     from streams.report import write_text
     from streams.snapshot import load_records
 
     overrides = {k: v for k, v in _detector_overrides(args).items() if v is not None}
     limits = DetectorSettings(**overrides)
     path = Path(args.file)
-    if not path.is_file():
+    if args.file != "-" and not path.is_file():
         raise StreamUsageError(f"{path}: no such file")
     seed = load_records(Path(args.allowlist_snapshot)) if args.allowlist_snapshot else []
-    doc = replay_file(path, limits, seed)
+    doc = replay_lines(sys.stdin.buffer, limits, seed) if args.file == "-" else replay_file(path, limits, seed)
     write = write_json if args.format == "json" else write_text
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from scanner.core.files import display_base, scan_base
+from scanner.core.files import ReadProblem, decode_text, display_base, scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
-from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
+from scanner.engine.scan import CiConfig, Plan, ScanOptions, StdinFile, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
@@ -147,11 +147,27 @@ def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[st
     return (*base, *split(getattr(args, "extend_exclude", None)))
 
 
+def stdin_file(args: argparse.Namespace) -> StdinFile | None:
+    """`sunset scan -`: standard input read once, as bytes (decoded as files are: `scanner.core.files`)."""
+    name = getattr(args, "stdin_filename", None)
+    if args.paths.count("-") > 1:
+        raise UsageError("`-` (standard input) can be given once")
+    if "-" not in args.paths:
+        if name is not None:
+            raise UsageError("--stdin-filename names standard input: give `-` among the paths")
+        return None
+    raw = sys.stdin.buffer.read(args.max_file_size + 1)
+    if len(raw) > args.max_file_size:
+        return StdinFile(ReadProblem(f"standard input is over the {args.max_file_size}-byte limit; not scanned"), name)
+    return StdinFile(decode_text(raw), name)
+
+
 def plan(args: argparse.Namespace, progress: object = None) -> Plan:
-    paths = [Path(p) for p in args.paths]
+    paths = [Path(p) for p in args.paths if p != "-"]
+    stdin = stdin_file(args)
     policies = load(args.policies)
     loaded: LoadedConfig | None = None
-    config_path = find_config(args.config, scan_base(paths))
+    config_path = find_config(args.config, scan_base(paths or [Path.cwd()]))
     if config_path is not None:
         loaded = _read_config(config_path, policies)
     cfg = loaded.config if loaded else None
@@ -172,6 +188,7 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         kinds=dict(cfg.kinds) if cfg else {},
         ci_configs=_ci_configs(args, loaded),
         display=display_base(paths),  # paths from the working directory, as editors and `git apply` read them
+        stdin=stdin,
     )
     fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
     return Plan(paths, _select(policies, loaded, args), options, fail_on)

@@ -75,8 +75,11 @@ def read_text(real: Path, repo_real: Path, max_bytes: int = MAX_FILE_BYTES) -> s
     if not real.is_relative_to(repo_real):
         return ReadProblem(f"symlink points outside the repository (to {real})")
     raw = _read_bytes(real, max_bytes)
-    if isinstance(raw, ReadProblem):
-        return raw
+    return raw if isinstance(raw, ReadProblem) else decode_text(raw)
+
+
+def decode_text(raw: bytes) -> str | ReadProblem:
+    """A scanned file's bytes as text (from disk, or standard input for `sunset scan -`)."""
     if b"\0" in raw[:8192]:
         return ReadProblem("binary file (contains NUL bytes); not scanned")
     try:

@@ -16,6 +16,7 @@ from scanner.core.redact import redact
 from scanner.core.results import Finding, InputError, Location, Move, Report
 from scanner.core.versions import Version
 from scanner.engine.suppress import Suppressions
+from scanner.rules.hints import fill
 from scanner.rules.hits import Hit
 
 
@@ -76,7 +77,8 @@ class Recorder:
             if print_ in self.rules.baseline:
                 self.report.baselined += 1
                 continue
-            found = self.finding(hit, loc, print_, note)
+            found = self.finding(hit, loc, print_, note, fill(hit.policy.data.hints, doc, hit.route, loc.symbolic,
+                                                              hit.matched))
             self.report.findings.append(found)
             if self.observer is not None:
                 self.observer(found, hit, doc)
@@ -92,7 +94,8 @@ class Recorder:
         self.pending.clear()
         self.report.warnings.sort(key=lambda w: (w.path, w.line or 0, w.message))
 
-    def finding(self, hit: Hit, loc: Location, print_: str, note: str) -> Finding:
+    def finding(self, hit: Hit, loc: Location, print_: str, note: str, hint: str | None) -> Finding:
+        """`hint`: the policy's replacement filled from this finding (`scanner.rules.hints`)."""
         p = hit.policy
         data = p.data
         # the matched text comes from the scanned file: redacted here, where it meets the policy's prose
@@ -113,7 +116,7 @@ class Recorder:
             location=loc,
             deprecated_in=data.deprecated_in,
             removed_in=removal.release,
-            replacement=data.replacement,
+            replacement=hint,
             docs_url=p.docs_url,
             matched=hit.matched,
             fingerprint=print_,

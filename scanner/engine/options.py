@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from scanner.core.files import MAX_FILE_BYTES, relative
+from scanner.core.files import MAX_FILE_BYTES, ReadProblem, relative
 from scanner.core.versions import Version
 from scanner.rules.policy import Policy
 
@@ -28,6 +28,17 @@ class ScanOptions:
     kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
     display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
     ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
+    stdin: StdinFile | None = None  # `sunset scan -`
+
+
+@dataclass(frozen=True, slots=True)
+class StdinFile:
+    """`sunset scan -`: the text read from standard input (or why it could not be read) and the name
+    it is scanned as (`--stdin-filename`: its kind, its place for local includes and the path shown).
+    Without a name it is a pipeline file (`.gitlab-ci.yml` in the working directory) shown as `-`."""
+
+    text: str | ReadProblem
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

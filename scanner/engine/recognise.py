@@ -8,6 +8,8 @@ scanned.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +50,19 @@ class Recognition:
         if name is not None:
             return KINDS[name]
         return PIPELINE if path.suffix in (".yml", ".yaml") and _pipeline_like(path, max_bytes) else None
+
+    def of_text(self, path: Path, rel: str, text: str, max_bytes: int) -> Kind | None:
+        """Text not on disk (`sunset scan -`) named `path`: its kind as if the file lay there. The
+        recognisers look at a file's first lines, so the text is put in a private temporary folder
+        under the same last three path parts (`templates/x/template.yml`, `.gitlab/security-policies/…`)."""
+        for pattern, kind in self.kinds:
+            if pattern.match(rel):
+                return kind
+        with tempfile.TemporaryDirectory(prefix="sunset-stdin-") as folder:
+            stand_in = Path(folder, *[p for p in path.parts[1:][-3:] if p not in ("..", os.sep)])
+            stand_in.parent.mkdir(parents=True, exist_ok=True)
+            stand_in.write_text(text, encoding="utf-8")
+            return Recognition().named(stand_in, rel, max_bytes)
 
 
 def _pipeline_like(path: Path, max_bytes: int) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from scanner.core.document import Document
 from scanner.core.files import (
+    CI_NAMES,
     MISSING,
     ReadProblem,
     Skipped,
@@ -36,14 +37,14 @@ from scanner.core.tree import ParseError, Tree
 from scanner.engine.findings import FindingRules, Recorder
 from scanner.engine.globs import gitignore, glob_files
 from scanner.engine.kinds import KINDS, Kind
-from scanner.engine.options import CiConfig, Plan, ScanOptions
+from scanner.engine.options import CiConfig, Plan, ScanOptions, StdinFile
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
 from scanner.rules.hits import Hit
 from scanner.rules.index import PolicyIndex
 from scanner.rules.policy import Policy
 
-__all__ = ["CiConfig", "Plan", "Scan", "ScanOptions", "scan"]
+__all__ = ["CiConfig", "Plan", "Scan", "ScanOptions", "StdinFile", "scan"]
 
 # GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
 MAX_INCLUDES = 150
@@ -98,6 +99,8 @@ class Scan:
                 self.dispatch(arg, named_repo_root(arg), explicit=True)
             else:
                 self.error(arg, None, "no such file or directory" if problem == MISSING else not_scanned(problem))
+        if self.options.stdin is not None:
+            self.stdin(self.options.stdin)
         for config in self.options.ci_configs:
             self.ci_config(config)
         self.recorder.finish()
@@ -195,17 +198,40 @@ class Scan:
                                  suppressions_checked=True)
         return doc
 
+    def stdin(self, given: StdinFile) -> None:
+        """`sunset scan -`: the text checked as if it lay at its name in the working directory (which it
+        replaces, if that file exists); a pipeline's local includes are read from that repository."""
+        path = Path(os.path.abspath(given.name or CI_NAMES[0]))
+        shown = self.shown(path) if given.name else "-"
+        if isinstance(given.text, ReadProblem):
+            self.error(shown, given.text.line, given.text.message)
+            return
+        kind = PIPELINE if not given.name else self.recognition.of_text(
+            path, relative(path, self.base), given.text, self.options.max_file_bytes)
+        if kind is None:
+            self.error(shown, None, f"not recognised: no GitLab file kind fits the name; name another with "
+                       f"--stdin-filename, or its kind under `kinds:` in .sunset.yml ({', '.join(KINDS)})")
+            return
+        real = path.resolve()
+        self.seen.add(real)
+        doc = self.check(path, given.text, kind, shown=shown)
+        if doc is not None and kind is PIPELINE:
+            self.includes(doc, path, _Pipeline(named_repo_root(path)), (real,))
+
     def visit(self, path: Path, real: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
         doc = self.load(path, real, pipeline)
-        if doc is None:
-            return
+        if doc is not None:
+            self.includes(doc, path, pipeline, stack + (real,))
+
+    def includes(self, doc: Document, path: Path, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
+        """Follow a pipeline file's includes; `stack`: the files including it, itself last."""
         try:
             entries = list(ci.include_entries(doc))
         except Exception as exc:  # noqa: BLE001 - as in `load`
             self.error(path, None, internal_error(exc))
             return
         for entry in entries:
-            self.follow(doc, entry, pipeline, stack + (real,))
+            self.follow(doc, entry, pipeline, stack)
 
     def follow(self, doc: Document, entry: ci.IncludeEntry, pipeline: _Pipeline, stack: tuple[Path, ...]) -> None:
         line = doc.span(entry.route, "value")[0]
@@ -268,4 +294,4 @@ class Scan:
 
 
 def scan(paths: list[Path], policies: list[Policy], options: ScanOptions) -> Report:
-    return Scan(policies, options, scan_base(paths)).run(paths)
+    return Scan(policies, options, scan_base(paths or [Path(os.curdir)])).run(paths)  # `scan -` alone: the cwd

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scanner.rules import cache
+from scanner.rules.hints import Hint, describe
 from scanner.rules.policy import Example, HistoryEntry, Policy, PolicyData, Reference
 
 if TYPE_CHECKING:
@@ -73,15 +74,17 @@ def _load_one(path: Path, data: bytes) -> Policy:
 
 def _plain(model: PolicyModel, applies_to: tuple[str, ...], fix: Any) -> PolicyData:
     """The validated model as plain data (the cache holds no pydantic object); `fix:` as written."""
+    hints = tuple(Hint(c.text, c.kinds, c.route, c.match) for c in model.replacement or ())
     return PolicyData(
         title=model.title, summary=model.summary, message=model.message, rationale=model.rationale,
-        remediation=model.remediation, replacement=model.replacement, deprecated_in=model.deprecated_in,
+        remediation=model.remediation, replacement=describe(hints), deprecated_in=model.deprecated_in,
         removed_in=model.removed_in, breaking=model.breaking, informational=model.informational,
         origin=model.origin,
         history=tuple(HistoryEntry(h.release, h.event, h.note, h.reference, h.removed_in) for h in model.history),
         references=tuple(Reference(r.title, r.url) for r in model.references),
         applies_to=applies_to, match=model.match, example=Example(model.example.before, model.example.after),
         fix=tuple(fix) if isinstance(fix, list) else (fix,) if isinstance(fix, dict) else (),
+        hints=hints,
     )
 
 

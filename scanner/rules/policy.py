@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scanner.core.versions import Version, severity_for
+from scanner.rules.hints import Hint
 from scanner.rules.spec import Matcher
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class PolicyData:
     message: str  # one finding's message; `{match}` is replaced by what matched
     rationale: str
     remediation: str
-    replacement: str | None
+    replacement: str | None  # the hint as the docs show it (`hints.describe`); findings fill `hints`
     deprecated_in: str | None
     removed_in: str | None
     breaking: bool
@@ -88,6 +89,7 @@ class PolicyData:
     match: dict[str, Any]
     example: Example
     fix: tuple[dict[str, Any], ...]  # validated when loaded; `Policy.fixes` gives the specs
+    hints: tuple[Hint, ...] = ()  # `replacement:` as cases (`scanner.rules.hints`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ catalog comes from the cache never imports pydantic. The loaded policy is plain 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -44,13 +45,47 @@ class Example(Strict):
     after: str
 
 
+class ReplacementCase(Strict):
+    """One case of `replacement:` (`scanner.rules.hints`): the first that fits a finding gives its hint."""
+
+    text: str = Field(min_length=1)
+    kinds: tuple[str, ...] = ()  # document kinds (gitlab.rb vs gitlab.yml syntax); empty: any
+    route: str | None = None  # a regex searched in the finding's symbolic path
+    match: str | None = None  # a regex searched in what matched
+
+    @field_validator("text")
+    @classmethod
+    def _placeholders(cls, value: str) -> str:
+        from scanner.rules.hints import problems
+
+        if found := problems(value):
+            raise ValueError(found[0])
+        return value
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        check_kind_names(value)
+        return value
+
+    @field_validator("route", "match")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        try:
+            re.compile(value or "")
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+
 class PolicyModel(Strict):
     title: str = Field(min_length=5, max_length=100)
     summary: str
     message: str = Field(description="one finding's message; `{match}` is replaced by what matched")
     rationale: str
     remediation: str
-    replacement: str | None = None
+    # The fix hint: a text, or cases tried in order; placeholders are filled from each finding.
+    replacement: tuple[ReplacementCase, ...] | None = Field(default=None, min_length=1)
     deprecated_in: Release | None = None
     removed_in: Release | None = None
     breaking: bool
@@ -71,6 +106,11 @@ class PolicyModel(Strict):
     def _known_kinds(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
         check_kind_names(value or ())
         return value
+
+    @field_validator("replacement", mode="before")
+    @classmethod
+    def _one_text(cls, value: Any) -> Any:
+        return [{"text": value}] if isinstance(value, str) else value  # a text is one case
 
     @field_validator("fix", mode="before")
     @classmethod
