@@ -59,8 +59,9 @@ def test_unwritable_output_is_one_line_and_exit_2_and_the_others_are_written(rep
 def test_output_usage_errors(repo: Path) -> None:
     done = sunset(repo, "scan", ".", "-o", "xml=report.xml")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == ("sunset: --output xml=report.xml: unknown format 'xml' (one of: text, concise, json, sarif, "
-                           "codequality, markdown, html); a file whose name holds '=' can be written ./xml=report.xml\n")
+    assert done.stderr == ("sunset: --output xml=report.xml: unknown format 'xml' (one of: text, concise, json, "
+                           "sarif, codequality, markdown, html); a file whose name holds '=' can be written "
+                           "./xml=report.xml\n")
     empty = sunset(repo, "scan", ".", "-o", "json=")
     assert (empty.returncode, empty.stderr) == (
         2, "sunset: --output json=: give a file name (stdout receives --format unless --quiet)\n")
