@@ -93,3 +93,17 @@ def test_the_agent_on_a_faust_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         asyncio.run(scenario())
     row = app.tables[TABLE].data["acme/apps/web"]
     assert sorted(found(row)) == sorted(WEB)
+
+
+def test_instance_commands_refuse_bad_input(capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from scanner.cli import main
+
+    monkeypatch.delenv("CI_SERVER_URL", raising=False)
+    assert main(["instance", "publish", "--group", "acme"]) == 2
+    assert capsys.readouterr().err == (
+        "sunset: --gitlab URL is needed (inside a GitLab CI job, CI_SERVER_URL is used)\n")
+    assert main(["instance", "worker", "--gitlab", "ftp://gitlab.example"]) == 2
+    assert capsys.readouterr().err == "sunset: --gitlab: `ftp://gitlab.example` is not an http(s) URL\n"
+    assert main(["instance", "publish", "--gitlab", "http://127.0.0.1:9", "--group", "acme", "--partitions", "0"]) == 2
+    assert capsys.readouterr().err.startswith("sunset: 1 validation error for StreamSettings partitions ")

@@ -2,7 +2,8 @@
 scan agent) in a subprocess on the embedded Tansu broker, `sunset instance publish` putting the GitLab
 stand-in's group on the topic, and the table `instance-findings` read through the worker's view — one
 row per project, with the same findings, files and status as the one-machine `sunset scan --gitlab`.
-Then a GitLab system-hook push event on the topic rescans the project that changed."""
+Then a GitLab system-hook push event, posted to the receiver's /system-hooks, rescans the project that
+changed."""
 
 from __future__ import annotations
 
@@ -15,14 +16,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiohttp import web
 from gitlab_standin import TOKEN, StandIn
 from streamkit import ROOT, broker_fixture, get_json, try_json, wait_for  # noqa: F401 - `broker`
 from test_instance_scan import acme
 
 from scanner.cli import main
+from scanner.instance.distributed import TOPIC_SUFFIX
 from streams.broker import EmbeddedBroker, free_port
+from streams.receiver import HOOK_TOKEN_HEADER, INSTANCE_TOPIC_SUFFIX, create_receiver, runner_options
+from streams.settings import load_settings
 
 APP = "sunset-instance-e2e"
 TOPIC = f"{APP}-instance-projects"
@@ -57,13 +62,29 @@ def worker_fixture(broker: EmbeddedBroker, tmp_path: Path) -> Iterator[tuple[str
                 process.wait()
 
 
-async def send(bootstrap: str, key: bytes, value: bytes) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
-    await producer.start()
+async def hooks(bootstrap_url: str, bodies: list[tuple[str, bytes]]) -> list[tuple[int, Any]]:
+    """`sunset stream receive`'s app on 127.0.0.1: POST each body to /system-hooks with a token."""
+    settings = load_settings("dev", broker=bootstrap_url, token="hook-secret", app_id=APP, partitions=2)
+    runner = web.AppRunner(create_receiver(settings), **runner_options(settings))
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    answers: list[tuple[int, Any]] = []
     try:
-        await (await producer.send(TOPIC, value, key=key))
+        async with aiohttp.ClientSession() as session:
+            for _ in range(300):
+                async with session.get(f"http://127.0.0.1:{port}/health") as response:
+                    if response.status == 200:
+                        break
+                await asyncio.sleep(0.1)
+            for token, body in bodies:
+                async with session.post(f"http://127.0.0.1:{port}/system-hooks", data=body, headers={
+                        "X-Gitlab-Event": "System Hook", HOOK_TOKEN_HEADER: token,
+                        "Content-Type": "application/json"}) as response:
+                    answers.append((response.status, await response.json()))
     finally:
-        await producer.stop()
+        await runner.cleanup()
+    return answers
 
 
 def found(findings: list[dict[str, Any]]) -> list[tuple[str, str, int, int]]:
@@ -105,9 +126,15 @@ def test_a_group_published_becomes_the_one_machine_scan(worker: tuple[str, str, 
     web = inst.project("acme/apps/web")
     web.files["main"][".gitlab-ci.yml"] = web.files["main"][".gitlab-ci.yml"].replace(
         "  - template: Security/License-Scanning.gitlab-ci.yml\n", "")
-    push = {"object_kind": "push", "event_name": "push", "ref": "refs/heads/main", "project_id": web.id,
-            "project": {"path_with_namespace": "acme/apps/web"}}
-    asyncio.run(send(broker.bootstrap, str(web.id).encode(), json.dumps(push).encode()))
+    push = {"event_name": "push", "ref": "refs/heads/main", "project_id": web.id,
+            "project": {"path_with_namespace": "acme/apps/web", "default_branch": "main"}}
+    other = {"event_name": "user_create", "user_id": 41, "username": "js"}
+    assert asyncio.run(hooks(broker.url, [
+        ("wrong", json.dumps(push).encode()), ("hook-secret", b"{not json"),
+        ("hook-secret", json.dumps(other).encode()), ("hook-secret", json.dumps(push).encode())])) == [
+        (401, {"error": "invalid or missing X-Gitlab-Token"}),
+        (400, {"error": "invalid JSON: unexpected character, expected a string key: line 1 column 2 (char 1)"}),
+        (200, {"ignored": "user_create"}), (200, {"accepted": 1})]
     rescanned = wait_for("the pushed project rescanned", lambda: (r := try_json(
         url + "/instance-findings?project=acme/apps/web")) and "license-scanning-templates" not in {
         f["rule_id"] for f in r["acme/apps/web"]["findings"]} and r)
@@ -115,3 +142,7 @@ def test_a_group_published_becomes_the_one_machine_scan(worker: tuple[str, str, 
     assert [f[0] for f in found(rescanned["acme/apps/web"]["findings"])] == [
         "cs-disable-dependency-list", "dast-proxy-based-variables", "license-scanning-report-artifact"]
     assert get_json(url + "/instance-findings")["acme/apps/api"] == rows["acme/apps/api"]
+
+
+def test_the_receiver_and_the_scan_name_one_topic() -> None:
+    assert INSTANCE_TOPIC_SUFFIX == TOPIC_SUFFIX == "-instance-projects"
