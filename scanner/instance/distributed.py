@@ -69,10 +69,14 @@ def scan_project(worker: Worker, ident: str | int) -> dict[str, Any]:
     except ApiError as exc:
         return {"project": str(ident), "status": "error", "findings": [], "errors": [
             {"path": str(ident), "line": None, "message": str(exc)}], "files": []}
+    store = worker.ctx.store
+    with store.lock:  # a message about a project (a push) makes its files, kept for other projects, stale
+        mine = [k for k in store.memo if k.project == info.path]
+    store.forget(mine)
     result = Walk(worker.ctx, info).run()
     scan = Scan(worker.policies, worker.options, Path("/"))
     record, _ = Collector(scan, set()).add(result)
-    worker.ctx.store.forget(k for k in result.files if k.project == result.project)
+    store.forget(k for k in result.files if k.project == result.project)
     report = scan.report
     return {
         "project": record.project, "ref": record.ref, "root": record.root, "status": record.status,
