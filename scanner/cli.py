@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from scanner import __version__
-from scanner.commands import allowlist, comment, instance
+from scanner.commands import allowlist, comment, distribute, instance
 from scanner.commands import fix as fix_command
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from scanner.report.formats import FORMATS
@@ -201,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     comment.configure(sub)  # argparse only; python-gitlab loads when `sunset comment` runs
     fix_command.configure(sub)  # argparse only; scanner.fix loads when `sunset fix` runs
     allowlist.configure(sub)  # argparse only; python-gitlab loads when `sunset allowlist` runs
+    distribute.configure(sub)  # argparse only; Faust loads when `sunset instance worker|publish` runs
     register_stream(sub)  # streams.cli imports only argparse; the commands import Faust when they run
     return parser
 

@@ -36,6 +36,11 @@ from streams.metrics import Metrics
 from streams.settings import StreamSettings
 
 TOKEN_HEADER = "X-Gitlab-Event-Streaming-Token"
+HOOK_TOKEN_HEADER = "X-Gitlab-Token"  # a system hook's secret token (doc/administration/system_hooks.md)
+# The instance scan's topic, `<app id>-instance-projects` (scanner.instance.distributed.TOPIC_SUFFIX; streams
+# does not import scanner, a test holds the two equal). Push and repository-update hooks go there.
+INSTANCE_TOPIC_SUFFIX = "-instance-projects"
+HOOK_EVENTS = ("push", "repository_update")
 TYPE_HEADER = "X-Gitlab-Audit-Event-Type"
 DEAD_PAYLOAD_MAX = 64 * 1024
 log = logging.getLogger("sunset.stream.receiver")
@@ -105,10 +110,10 @@ class KafkaPublisher:
             log.warning("late publish failed: %r", task.exception())
 
 
-def _authorized(request: web.Request, token: str) -> bool:
+def _authorized(request: web.Request, token: str, header: str = TOKEN_HEADER) -> bool:
     """aiohttp decodes header bytes that are not UTF-8 as surrogates: those never match a token
     (which is text), and never raise."""
-    got = request.headers.get(TOKEN_HEADER, "").encode("utf-8", "surrogateescape")
+    got = request.headers.get(header, "").encode("utf-8", "surrogateescape")
     return hmac.compare_digest(got, token.encode())
 
 
@@ -210,6 +215,33 @@ class Receiver:
         self.metrics.inc("sunset_receiver_bytes_total", len(body))
         return self._answer(200, {"accepted": len(messages)})
 
+    async def system_hooks(self, request: web.Request) -> web.Response:
+        """GitLab system hooks (`X-Gitlab-Token`: the same verification token): `push` and
+        `repository_update` go to the instance scan's topic as they came, keyed by project id (as
+        `sunset instance publish` keys them); other events are answered 200 and dropped."""
+        if not _authorized(request, self.token, HOOK_TOKEN_HEADER):
+            return self._answer(401, {"error": "invalid or missing " + HOOK_TOKEN_HEADER})
+        try:
+            async with asyncio.timeout(self.settings.body_timeout):
+                body = await _read_capped(request, self.settings.max_body_bytes)
+        except TimeoutError:
+            return self._answer(408, {"error": f"body not received within {self.settings.body_timeout:g} s"})
+        if body is None or _values_bound(body) > self.settings.max_body_values:
+            return self._answer(413, {"error": "body too large"})
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            return self._answer(400, {"error": f"invalid JSON: {exc}"})
+        name = doc.get("event_name") if isinstance(doc, dict) else None
+        ident = doc.get("project_id") if isinstance(doc, dict) else None
+        if name not in HOOK_EVENTS or not isinstance(ident, int):
+            return self._answer(200, {"ignored": name if isinstance(name, str) else None})
+        try:
+            await self.publisher.publish(self.settings.app_id + INSTANCE_TOPIC_SUFFIX, [(str(ident).encode(), body)])
+        except BrokerUnavailable as exc:
+            return self._answer(503, {"error": f"broker unavailable: {exc}"})
+        return self._answer(200, {"accepted": 1})
+
     async def _record_bad(self, body: bytes, reason: str) -> None:
         """Invalid bodies go to the dead-letter topic too (best effort: the client gets 400 anyway)."""
         record = {"reason": reason, "source": "receiver", "received_at": datetime.now(UTC).isoformat(),
@@ -234,6 +266,7 @@ def create_receiver(settings: StreamSettings, publisher: KafkaPublisher | None =
     receiver = Receiver(settings, publisher, Metrics())
     app = web.Application(client_max_size=settings.max_body_bytes)
     app.router.add_post("/audit-events", receiver.audit_events)
+    app.router.add_post("/system-hooks", receiver.system_hooks)
     app.router.add_get("/health", receiver.health)
     app.router.add_get("/metrics", receiver.metrics_view)
 

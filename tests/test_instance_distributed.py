@@ -93,3 +93,37 @@ def test_the_agent_on_a_faust_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         asyncio.run(scenario())
     row = app.tables[TABLE].data["acme/apps/web"]
     assert sorted(found(row)) == sorted(WEB)
+
+
+def test_instance_commands_refuse_bad_input(capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from scanner.cli import main
+
+    monkeypatch.delenv("CI_SERVER_URL", raising=False)
+    assert main(["instance", "publish", "--group", "acme"]) == 2
+    assert capsys.readouterr().err == (
+        "sunset: --gitlab URL is needed (inside a GitLab CI job, CI_SERVER_URL is used)\n")
+    assert main(["instance", "worker", "--gitlab", "ftp://gitlab.example"]) == 2
+    assert capsys.readouterr().err == "sunset: --gitlab: `ftp://gitlab.example` is not an http(s) URL\n"
+    assert main(["instance", "publish", "--gitlab", "http://127.0.0.1:9", "--group", "acme", "--partitions", "0"]) == 2
+    assert capsys.readouterr().err.startswith("sunset: 1 validation error for StreamSettings partitions ")
+
+
+def test_a_message_about_a_shared_template_refreshes_it(tmp_path: Path) -> None:
+    """The worker keeps a template project's files for the projects that include it; a message about
+    the template project (its push) drops them, so the next includer's scan reads the new version."""
+    inst = acme()
+    with StandIn(inst) as url:
+        w = worker(url, tmp_path)
+        table: dict[str, Any] = {}
+        scan_message(w, table, b'{"project": "acme/apps/web"}')
+        shared = ("cs-disable-dependency-list", "acme/platform/ci-templates@main:build.yml", 2, 3)
+        assert shared in found(table["acme/apps/web"])
+        templates = inst.project("acme/platform/ci-templates")
+        assert templates is not None
+        templates.files["main"]["build.yml"] = "# the shared build, fixed\nbuild:\n  script: [make]\n"
+        scan_message(w, table, b'{"project": "acme/apps/web"}')
+        assert shared in found(table["acme/apps/web"])  # still the copy this worker holds
+        scan_message(w, table, json.dumps({"event_name": "push", "project_id": templates.id}).encode())
+        scan_message(w, table, b'{"project": "acme/apps/web"}')
+    assert sorted(found(table["acme/apps/web"])) == sorted(f for f in WEB if f != shared)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import MutableMapping
+import logging
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,14 @@ def scan_project(worker: Worker, ident: str | int) -> dict[str, Any]:
     except ApiError as exc:
         return {"project": str(ident), "status": "error", "findings": [], "errors": [
             {"path": str(ident), "line": None, "message": str(exc)}], "files": []}
+    store = worker.ctx.store
+    with store.lock:  # a message about a project (a push) makes its files, kept for other projects, stale
+        mine = [k for k in store.memo if k.project == info.path]
+    store.forget(mine)
     result = Walk(worker.ctx, info).run()
     scan = Scan(worker.policies, worker.options, Path("/"))
     record, _ = Collector(scan, set()).add(result)
-    worker.ctx.store.forget(k for k in result.files if k.project == result.project)
+    store.forget(k for k in result.files if k.project == result.project)
     report = scan.report
     return {
         "project": record.project, "ref": record.ref, "root": record.root, "status": record.status,
@@ -102,18 +107,51 @@ def scan_message(worker: Worker, table: MutableMapping[str, Any], raw: bytes) ->
     return str(row["project"])
 
 
+def topic_name(app_id: str) -> str:
+    return f"{app_id}{TOPIC_SUFFIX}"
+
+
+def feed(api: Api, group: str, archived: bool) -> Iterator[tuple[bytes, bytes]]:
+    """The feeder's messages: one per project of the group (subgroups included), keyed by the project
+    id — the key a system-hook push event for the project carries too, so both land in one partition."""
+    for info in api.group_projects(group, archived):
+        yield str(info.id).encode(), json.dumps({"project_id": info.id, "project": info.path}).encode()
+
+
+def _guarded(worker: Worker, raw: bytes) -> dict[str, Any] | None:
+    """`row_for`, but a message never stops the agent: an unexpected failure is the project's error row."""
+    try:
+        return row_for(worker, raw)
+    except Exception as exc:  # noqa: BLE001 - one project's failure is recorded in its row, the agent goes on
+        logging.getLogger(__name__).exception("instance scan of %r failed", raw[:200])
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return None
+        ident = project_of(message) if isinstance(message, dict) else None
+        return None if ident is None else {
+            "project": str(ident), "status": "error", "findings": [], "files": [],
+            "errors": [{"path": str(ident), "line": None, "message": f"internal error: {type(exc).__name__}"}]}
+
+
 def register(app: Any, worker: Worker, partitions: int | None = None) -> Any:
-    """The topic `<app id>-instance-projects`, the table `instance-findings` and the agent `instance-scan`
-    on a Faust app (the stream's, from `streams.app.create_app`, or any other); returns the agent. The
-    scan runs in a thread (python-gitlab blocks); the row is written from the agent, in its event."""
-    topic = app.topic(f"{app.conf.id}{TOPIC_SUFFIX}", partitions=partitions, key_serializer="raw",
+    """The topic `<app id>-instance-projects`, the table `instance-findings`, the agent `instance-scan`
+    and the view `/instance-findings` (this worker's rows; `?project=` for one) on a Faust app (the
+    stream's, from `streams.app.create_app`, or any other); returns the agent. The scan runs in a thread
+    (python-gitlab blocks); the row is written from the agent, in its event."""
+    topic = app.topic(topic_name(app.conf.id), partitions=partitions, key_serializer="raw",
                       value_serializer="raw")
     table = app.Table(TABLE, partitions=partitions)
 
     async def instance_scan(stream: Any) -> None:
         async for raw in stream:
-            row = await asyncio.to_thread(row_for, worker, raw)
+            row = await asyncio.to_thread(_guarded, worker, raw)
             if row is not None:
                 table[row["project"]] = row
 
+    async def rows_view(web: Any, request: Any) -> Any:
+        wanted = request.query.get("project")
+        return web.json({k: v for k, v in sorted(table.data.items()) if wanted is None or k == wanted})
+
+    app.page("/instance-findings")(rows_view)
     return app.agent(topic, name="instance-scan")(instance_scan)

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from scanner.report.options import RenderOptions
 
 TOP = 15
+# The browser itself refuses anything but the inline style (a stray fetch is a CSP error in its console).
+CSP = ("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+       "img-src data:\">")
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;color:#222;
 padding:0 1rem}h1{font-size:1.6rem}h2{margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
@@ -185,7 +188,7 @@ def render(report: Report, options: RenderOptions) -> str:
                 LEGEND.format(error=_sev("error"), warning=_sev("warning"), info=_sev("info"), noun=noun),
                 _releases(report, rows, noun), _policies(report, rows, noun), _blast(report),
                 _units(rows, noun, target), _findings(report), _errors(report)]
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + CSP +
             f"<title>sunset: upgrade readiness for GitLab {target}</title><style>{CSS}</style></head><body>"
             f"<h1>Upgrade readiness for GitLab {target}</h1><p class=muted>sunset {__version__}</p>"
             + "".join(sections) + "</body></html>\n")
