@@ -24,9 +24,10 @@ from typing import Any
 import faust
 from mode.supervisors import CrashingSupervisor
 
-from streams.handlers import ActorHandler, Outputs, ProjectHandler, Router
+from streams.handlers import ActorHandler, Outputs, ProjectHandler
 from streams.ingest import run_ingest
 from streams.metrics import Metrics
+from streams.router import Router
 from streams.settings import StreamSettings
 from streams.web import register_views
 
@@ -110,6 +111,12 @@ def create_app(settings: StreamSettings) -> faust.App:
     agent(topology.by_project, "projects", projects.handle)
     agent(topology.by_actor, "actors", actors.handle)
     register_views(app, topology.projects, topology.actors, metrics)
+
+    @app.on_partitions_assigned.connect
+    async def _reindex(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        """Partitions moved: each handler rebuilds its index of held events from the recovered table."""
+        projects.forget()
+        actors.forget()
 
     async def ingest() -> None:
         topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]

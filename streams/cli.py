@@ -20,6 +20,9 @@ def _detector_options(parser: argparse.ArgumentParser) -> None:
                         help="user id or name never alerted (repeatable)")
     parser.add_argument("--correlation-window", type=float, metavar="SECONDS",
                         help="job-token login to access, at most (default 5)")
+    parser.add_argument("--allowed-lateness", type=float, metavar="SECONDS",
+                        help="event time an event may arrive behind the watermark and still be applied in order "
+                             "(default 60)")
 
 
 def _broker_options(parser: argparse.ArgumentParser) -> None:

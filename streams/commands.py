@@ -25,6 +25,7 @@ def _detector_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "mass_download_window": getattr(args, "mass_download_window", None),
         "mass_download_allowlist": getattr(args, "mass_download_allow", None),
         "correlation_window": getattr(args, "correlation_window", None),
+        "allowed_lateness": getattr(args, "allowed_lateness", None),
     }
 
 

@@ -23,7 +23,8 @@ from streams.settings import DetectorSettings
 
 DETECTORS: tuple[Detector, ...] = (TALLIES, ALLOWLIST_GAPS, MASS_DOWNLOAD, JOB_TOKEN_CORRELATION)
 
-STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned"), "actor": ()}
+# The stages' own keys of a value: the dedup record's, and the events held for the watermark (`held`).
+STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned", "held"), "actor": ("held",)}
 
 
 class Route(NamedTuple):
@@ -85,7 +86,10 @@ class Registry:
         return max((d.horizon(settings) for d in self.actor_detectors), default=0.0)
 
     def idle(self, value: State, cutoff: float) -> bool:
-        """Whether no actor detector's part of `value` records anything at or after `cutoff`."""
+        """Whether no actor detector's part of `value` records anything at or after `cutoff` (and
+        it holds no event for the watermark)."""
+        if value.get("held"):
+            return False
         for active in self._active:  # noqa: SIM110 - it runs for every user at a sweep: no generator
             if active(value, cutoff):
                 return False

@@ -148,7 +148,7 @@ def test_a_detector_added_to_a_copy_of_the_list_is_dispatched() -> None:
     assert names(registry.project[DOWNLOADS[0]], DOWNLOADS[0]) == (True, ["download_tallies", "toy"])
     assert names(registry.actor_default) == (False, ["job_token_correlation", "actor_toy"])
     assert registry.horizon(limits()) == 5000.0
-    engine = Engine(limits(), registry)
+    engine = Engine(limits(allowed_lateness=0), registry)  # each event applied as it comes
     download = events.normalize(event(DOWNLOADS[0], 1, project="a/x", ident=1))
     toy = {"event_type": "toy_event", "id": None, "ts": 1748854802.0, "pkey": "a/x", "akey": None}
     assert isinstance(download, dict)
@@ -206,6 +206,7 @@ def test_records_become_the_published_dicts_and_back() -> None:
         for raw in [] if isinstance(payload, events.Rejected) else payload:
             normalized = events.normalize(raw)
             records += engine.step(normalized) if isinstance(normalized, dict) else []
+    records += engine.finish()
     doc = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_records(SNAPSHOT))
     assert list({r.id: r.as_dict() for r in records}.values()) == doc["findings"]
     assert [(r.kind, r.policy) for r in {r.id: r for r in records}.values()] == [
