@@ -58,14 +58,14 @@ def _add(result: StageResult, out: Sequence[Result]) -> StageResult:
 def project_stage(projects: MutableMapping[str, Any], event: Event, limits: DetectorSettings,
                   registry: Registry = REGISTRY) -> StageResult:
     """Apply one event (or access record) to its project's value; one read and one write."""
-    handlers, dedup = registry.project_calls.get(event["event_type"], registry.project_other)
+    handlers, lane = registry.project_calls.get(event["event_type"], registry.project_other)
     if not handlers:
         return NOTHING  # no project detector reads it: no write
     key = event["pkey"]
     value = projects.get(key)
     if value is None:
         value = registry.new_project()
-    if dedup and event["id"] is not None and not remember(value, event["id"], event["ts"], limits):
+    if lane and event["id"] is not None and not remember(value, event["id"], event["ts"], limits, lane):
         return DUPLICATE  # nothing changed: no write
     result = NOTHING
     for handle in handlers:  # the loop is inline: a function call costs, per event

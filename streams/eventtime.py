@@ -10,7 +10,8 @@ a detector's result depends on the set of events, not on how they arrived.
   is, the watermark moves to the newest event time read, so the last events' findings come out.
 * The project stage also waits for the actor stage: its watermark is the lower of the input's and
   of every actor partition's released watermark, so the accesses an actor partition releases are
-  in the project's hands before the project releases events of the same time.
+  in the project's hands before the project releases events of the same time. Downloads, which
+  no access can affect, are released by the input's watermark alone (`Registry.project_early`).
 * An event older than the watermark when it arrives is *late*: counted, applied at the next
   release, not reordered with what was released before it.
 
@@ -29,6 +30,7 @@ from streams.eventtypes import SNAPSHOT
 PROGRESS = "__progress__"  # the event_type of a progress record between the stages
 PROGRESS_PREFIX = "__sunset_progress__/"
 HELD = "held"  # the key of a stage value that holds events the watermark has not passed yet
+SRC = "src"  # per input partition, the highest (offset, element) a stage value has held
 FIRST = float("-inf")
 
 
@@ -103,26 +105,36 @@ def actors_watermark(progress: dict[str, Any]) -> float | None:
     return None if any(t is None for t in times) else float(min(t for t in times if t is not None))
 
 
-def watermark(progress: dict[str, Any], lateness: float, stage: str) -> float:
-    """The stage partition's watermark; it never goes back (`released` remembers the highest)."""
-    mark = input_watermark(progress, lateness)
-    if stage == "project" and mark is not None:
-        actors = actors_watermark(progress)
-        mark = None if actors is None else min(mark, actors)
-    released = progress.get("released")
+def _monotonic(progress: dict[str, Any], name: str, mark: float | None) -> float:
+    released = progress.get(name)
     if mark is None:
         return FIRST if released is None else float(released)
     if released is not None and released > mark:
         return float(released)
-    progress["released"] = mark
+    progress[name] = mark
     return mark
 
 
-def release(held: list[dict[str, Any]], mark: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The held events the watermark has passed, in order, and the rest."""
+def watermarks(progress: dict[str, Any], lateness: float, stage: str) -> tuple[float, float]:
+    """The stage partition's watermarks — the input's, and the one that also waits for the actor
+    stage (the same in the actor stage); neither goes back (`released*` remember the highest)."""
+    mark = input_watermark(progress, lateness)
+    first = _monotonic(progress, "released_input", mark)
+    if stage == "project" and mark is not None:
+        actors = actors_watermark(progress)
+        mark = None if actors is None else min(mark, actors)
+    return first, _monotonic(progress, "released", mark)
+
+
+def release(held: list[dict[str, Any]], mark: float, ahead: float = FIRST,
+            early: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The held events the watermark has passed, in order, and the rest. Events of the `early`
+    types are released by the `ahead` watermark (the input's, in the project stage: no access
+    can change what they do)."""
     ready: list[dict[str, Any]] = []
     rest: list[dict[str, Any]] = []
     for event in held:
-        (ready if order_key(event)[0] <= mark else rest).append(event)
+        limit = ahead if event["event_type"] in early else mark
+        (ready if order_key(event)[0] <= limit else rest).append(event)
     ready.sort(key=order_key)
     return ready, rest

@@ -24,13 +24,14 @@ from streams.eventtime import (
     FIRST,
     HELD,
     PROGRESS,
+    SRC,
     actor_report,
     merge,
     new_progress,
     order_key,
     progress_key,
     release,
-    watermark,
+    watermarks,
 )
 from streams.findings import Finding
 from streams.outputs import Outputs, Records
@@ -52,6 +53,15 @@ class Released(NamedTuple):
     value: bytes
 
 
+def _seen(value: dict[str, Any], src: list[Any]) -> bool:
+    """Whether the value has held the record at these source coordinates (input partition,
+    offset, element) already: each value records, per input partition, the highest it took —
+    in the same changelog record as the change, so no transaction is needed to skip exactly."""
+    coords = value.get(SRC)
+    last = None if coords is None else coords.get(str(src[0]))
+    return last is not None and src[1:] <= last
+
+
 def _by_partition(events: Sequence[Any]) -> dict[int, list[Any]]:
     groups: dict[int, list[Any]] = defaultdict(list)
     for event in events:
@@ -66,11 +76,12 @@ class _KeyedHandler:
     stage_name = ""
     kind = ""  # "project" | "actor": which watermark (streams.eventtime.watermark)
     key_field = ""
+    early: frozenset[str] = frozenset()  # types released by the input's watermark alone
     stage: Stage
 
     def __init__(self, settings: StreamSettings, table: Any, outputs: Outputs) -> None:
         self.settings, self.table, self.out = settings, table, outputs
-        self.applied = self.duplicates = self.late = 0
+        self.applied = self.duplicates = self.late = self.redelivered = 0
         self.due: dict[int, dict[str, float]] = {}  # per partition: key -> its earliest held event time
         self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
 
@@ -83,7 +94,7 @@ class _KeyedHandler:
 
     async def handle(self, events: Sequence[Any]) -> None:
         metrics = self.out.metrics
-        self.applied = self.duplicates = self.late = 0
+        self.applied = self.duplicates = self.late = self.redelivered = 0
         views: dict[int, BatchView] = {}
         findings: dict[str, Finding] = {}
         accesses: list[dict[str, Any]] = []
@@ -92,18 +103,22 @@ class _KeyedHandler:
             view = views[partition] = BatchView(self.table)
             due = self._due(partition)
             progress = view.get(progress_key(partition)) or new_progress()
-            mark = watermark(progress, lateness, self.kind)
+            marks = watermarks(progress, lateness, self.kind)
             for event in group:
+                moved = False
                 for record, line in decode_records(event.message.value or b""):
                     if type(record) is dict and record.get("event_type") == PROGRESS:
                         merge(progress, record)
+                        moved = True
                     else:
-                        await self._hold(event.message, view, due, record, line, mark)
+                        await self._hold(event.message, view, due, record, line, marks[1])
+                if moved:  # release at once: a key holds at most a message's worth beyond the lateness
+                    marks = watermarks(progress, lateness, self.kind)
+                    for result in await self._release(partition, view, due, marks):
+                        findings.update((f.id, f) for f in result.findings)
+                        accesses += result.accesses
             view[progress_key(partition)] = progress
-            self.marks[partition] = mark = watermark(progress, lateness, self.kind)
-            for result in await self._release(partition, view, due, mark):
-                findings.update((f.id, f) for f in result.findings)
-                accesses += result.accesses
+            self.marks[partition] = marks[1]
         await self.out.publish(findings)
         await self.after(accesses, sorted(views))
         await self.before_flush(views)
@@ -113,6 +128,7 @@ class _KeyedHandler:
         metrics.inc("sunset_stream_events_total", self.applied, stage=self.stage_name)
         metrics.inc("sunset_stream_duplicates_total", self.duplicates, stage=self.stage_name)
         metrics.inc("sunset_stream_late_events_total", self.late, stage=self.stage_name)
+        metrics.inc("sunset_stream_redelivered_total", self.redelivered, stage=self.stage_name)
         metrics.inc("sunset_stream_batches_total", stage=self.stage_name)
 
     def _due(self, partition: int) -> dict[str, float]:
@@ -139,12 +155,21 @@ class _KeyedHandler:
             await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
             return
         value = view.get(key)
+        src = record.get("src")
+        if src is not None and value is not None and _seen(value, src):
+            self.redelivered += 1  # held (and so applied) already: this value's changelog record says so
+            return
         if value is None:
             value = self.new_value()
         held = value.get(HELD)
         if held is None:
             held = value[HELD] = []
         held.append(record)
+        if src is not None:
+            coords = value.get(SRC)
+            if coords is None:
+                coords = value[SRC] = {}
+            coords[str(src[0])] = src[1:]
         view[key] = value
         if at < due.get(key, float("inf")):
             due[key] = at
@@ -152,15 +177,16 @@ class _KeyedHandler:
             self.late += 1
 
     async def _release(self, partition: int, view: BatchView, due: dict[str, float],
-                       mark: float) -> list[StageResult]:
-        """Apply the held events the watermark has passed, key by key, each key's in order."""
+                       marks: tuple[float, float]) -> list[StageResult]:
+        """Apply the held events the watermarks have passed, key by key, each key's in order."""
         results: list[StageResult] = []
-        for key in sorted(k for k, at in due.items() if at <= mark):
+        ahead, mark = marks
+        for key in sorted(k for k, at in due.items() if at <= ahead):
             del due[key]
             value = view.get(key)
             if not value or not value.get(HELD):
                 continue
-            ready, rest = release(value[HELD], mark)
+            ready, rest = release(value[HELD], mark, ahead, self.early)
             if rest:
                 value[HELD] = rest
                 due[key] = min(order_key(e)[0] for e in rest)
@@ -198,6 +224,7 @@ class ProjectHandler(_KeyedHandler):
     stage_name = "projects"
     kind = "project"
     key_field = "pkey"
+    early = REGISTRY.project_early
     stage = staticmethod(project_stage)
 
     def new_value(self) -> dict[str, Any]:

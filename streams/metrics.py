@@ -16,6 +16,8 @@ HELP = {
     "sunset_stream_changelog_writes_total": "Table changelog records written, by table.",
     "sunset_stream_batches_total": "Batches processed, by stage.",
     "sunset_stream_users_expired_total": "Users dropped from the actors table after the idle horizon.",
+    "sunset_stream_late_events_total": "Events older than the watermark when they arrived, by stage.",
+    "sunset_stream_redelivered_total": "Records read again after a restart or rebalance and skipped, by stage.",
     "sunset_receiver_requests_total": "HTTP requests to the receiver, by status code.",
     "sunset_receiver_events_total": "Events published by the receiver.",
     "sunset_receiver_bytes_total": "Request body bytes accepted by the receiver.",

@@ -42,6 +42,7 @@ class Router:
                 if p_key is None and a_key is None:
                     continue  # no detector reads this event type
                 record = compact(record)
+                record["src"] = [message.partition, message.offset, index]  # what the stages skip when read again
                 if record["event_type"] != SNAPSHOT and record["ts"] > progress.get(message.partition, FIRST):
                     progress[message.partition] = record["ts"]  # a snapshot's taken_at is not stream time
                 if p_key is not None:
