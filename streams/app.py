@@ -26,6 +26,7 @@ from mode.supervisors import CrashingSupervisor
 
 from streams.handlers import ActorHandler, Outputs, ProjectHandler
 from streams.ingest import run_ingest
+from streams.kafka import message_bytes
 from streams.metrics import Metrics
 from streams.router import Router
 from streams.settings import StreamSettings
@@ -65,14 +66,18 @@ def _faust_config(settings: StreamSettings) -> dict[str, Any]:
         "web_host": settings.web_host,
         "web_port": settings.web_port,
         "table_standby_replicas": 0 if settings.profile == "dev" else 1,
+        "producer_max_request_size": message_bytes(settings),  # a dead letter carries a whole event
+        "consumer_max_fetch_size": max(4 * 1024 * 1024, message_bytes(settings)),
         **settings.broker_overrides(),
     }
 
 
 def _topology(app: faust.App, settings: StreamSettings) -> Topology:
+    sized = {"max.message.bytes": message_bytes(settings)}  # one event up to the receiver's body cap
+
     def topic(name: str) -> Any:
         return app.topic(name, partitions=settings.partitions, internal=True,
-                         key_serializer="raw", value_serializer="raw")
+                         key_serializer="raw", value_serializer="raw", config=sized)
 
     def table(name: str) -> Any:
         return app.Table(name, partitions=settings.partitions)  # JSON keys and values: plain dicts

@@ -12,9 +12,16 @@ from aiokafka.errors import TopicAlreadyExistsError
 from streams.settings import StreamSettings
 
 
+def message_bytes(settings: StreamSettings) -> int:
+    """The largest message sunset sends or reads: one event as big as the receiver accepts (GitLab's
+    25 MiB body cap), or its dead letter (the payload plus the reason and coordinates)."""
+    return settings.max_body_bytes + 64 * 1024
+
+
 def producer_options(settings: StreamSettings) -> dict[str, Any]:
     """Producer settings; the dev profile's one-record batches apply here too."""
-    options: dict[str, Any] = {"bootstrap_servers": settings.kafka_bootstrap(), "linger_ms": 5, "acks": "all"}
+    options: dict[str, Any] = {"bootstrap_servers": settings.kafka_bootstrap(), "linger_ms": 5, "acks": "all",
+                               "max_request_size": message_bytes(settings)}
     if settings.producer_max_batch_size is not None:
         options["max_batch_size"] = settings.producer_max_batch_size
     return options
@@ -31,7 +38,9 @@ async def ensure_topics(settings: StreamSettings) -> None:
     try:
         existing = set(await admin.list_topics())
         names = (settings.input_topic, settings.findings_topic, settings.dead_letter_topic)
-        missing = [NewTopic(n, settings.partitions, settings.replication_factor) for n in names if n not in existing]
+        configs = {"max.message.bytes": str(message_bytes(settings))}
+        missing = [NewTopic(n, settings.partitions, settings.replication_factor, topic_configs=configs)
+                   for n in names if n not in existing]
         if missing:
             with contextlib.suppress(TopicAlreadyExistsError):  # created meanwhile by a worker: fine
                 await admin.create_topics(missing)

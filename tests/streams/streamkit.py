@@ -172,7 +172,7 @@ class Worker:
 def produce(bootstrap: str, topic: str, messages: list[bytes], keyed: bool = False) -> None:
     """Send and wait for the broker; `keyed`: each keyed as the receiver and `publish` key it."""
     async def run() -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, max_request_size=32 * 1024 * 1024)
         await producer.start()
         try:
             futures = [await producer.send(topic, message, key=message_key(message) if keyed else None)
