@@ -26,7 +26,7 @@ from mode.supervisors import CrashingSupervisor
 
 from streams.handlers import ActorHandler, Outputs, ProjectHandler
 from streams.ingest import run_ingest
-from streams.kafka import message_bytes
+from streams.kafka import faust_credentials, message_bytes
 from streams.metrics import Metrics
 from streams.router import Router
 from streams.settings import StreamSettings
@@ -67,6 +67,7 @@ def _faust_config(settings: StreamSettings) -> dict[str, Any]:
         "web_port": settings.web_port,
         "table_standby_replicas": 0 if settings.profile == "dev" else 1,
         "producer_max_request_size": message_bytes(settings),  # a dead letter carries a whole event
+        "broker_credentials": faust_credentials(settings),
         "consumer_max_fetch_size": max(4 * 1024 * 1024, message_bytes(settings)),
         **settings.broker_overrides(),
     }

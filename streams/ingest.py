@@ -22,7 +22,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 
 from streams.eventtime import input_report
-from streams.kafka import message_bytes
+from streams.kafka import message_bytes, security_options
 from streams.router import Router
 from streams.settings import StreamSettings
 
@@ -37,6 +37,7 @@ def consumer_options(settings: StreamSettings) -> dict[str, Any]:
         "enable_auto_commit": False,
         "auto_offset_reset": "earliest",
         "max_partition_fetch_bytes": max(4 * 1024 * 1024, message_bytes(settings)),
+        **security_options(settings),
     }
     if settings.broker_session_timeout is not None:
         options["session_timeout_ms"] = int(settings.broker_session_timeout * 1000)

@@ -60,6 +60,16 @@ class StreamSettings(DetectorSettings):
     header_timeout: float = Field(15.0, gt=0, description=(
         "seconds a connection may take to send a request's headers (and may stay idle between requests)"))
     body_timeout: float = Field(30.0, gt=0, description="seconds to receive a request's body; slower is 408")
+    # Kafka security (every client: worker, receiver, publish, findings). TLS with SSL or
+    # SASL_SSL (a CA file to trust the brokers; a certificate and key for mutual TLS); SASL
+    # PLAIN or SCRAM with SASL_PLAINTEXT or SASL_SSL.
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_ssl_cafile: Path | None = None
+    kafka_ssl_certfile: Path | None = None
+    kafka_ssl_keyfile: Path | None = None
     # Broker tuning; None keeps Faust's default.
     broker_session_timeout: float | None = None
     broker_heartbeat_interval: float | None = None
