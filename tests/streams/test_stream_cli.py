@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 
-from streamkit import ROOT, SAMPLE, answers, limits, try_json, wait_for
+from streamkit import ROOT, SAMPLE, answers, findings_table, limits, read_topic, try_json, wait_for
 
 from streams.broker import free_port
 from streams.replay import replay_file
@@ -37,11 +38,22 @@ def test_receive_refuses_to_start_without_a_token() -> None:
         2, "sunset stream receive: the receiver needs a verification token: --token-file FILE or $SUNSET_TOKEN\n")
 
 
+def test_dev_refuses_a_port_another_process_holds() -> None:
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        taken = other.getsockname()[1]
+        out = subprocess.run([sys.executable, "-m", "scanner.cli", "stream", "dev", "--port", str(free_port()),
+                              "--web-port", str(taken)], capture_output=True, text=True, cwd=ROOT, check=False,
+                             timeout=60)
+    assert (out.returncode, out.stderr) == (2, f"sunset stream dev: port {taken} on 127.0.0.1 is in use\n")
+
+
 def test_dev_runs_broker_worker_and_receiver_locally(tmp_path: Path) -> None:
-    port, web_port = free_port(), free_port()
+    port, web_port, broker_port = free_port(), free_port(), free_port()
     env = {**os.environ, "SUNSET_TOKEN": "dev-token", "SUNSET_PARTITIONS": "2"}
     command = [sys.executable, "-m", "scanner.cli", "stream", "dev", "--port", str(port), "--web-port", str(web_port),
-               "--load", str(SAMPLE)]
+               "--broker-port", str(broker_port), "--load", str(SAMPLE)]
     log = (tmp_path / "dev.log").open("wb")
     dev = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -59,9 +71,16 @@ def test_dev_runs_broker_worker_and_receiver_locally(tmp_path: Path) -> None:
         tallies = wait_for("the tallies", lambda: (t := try_json(f"http://127.0.0.1:{web_port}/tallies")) == expected
                            and t)
         assert tallies == expected
+        # the file was published keyed like the receiver keys: the replay's findings, exactly
+        final = {f["id"]: f for f in replay_file(SAMPLE, limits())["findings"]}
+        records = read_topic(f"127.0.0.1:{broker_port}", "sunset-findings", lambda r: findings_table(r) == final)
+        assert findings_table(records) == final
     finally:
-        dev.send_signal(signal.SIGINT)
+        dev.send_signal(signal.SIGTERM)  # as a supervisor stops it: everything goes, as with Ctrl-C
         code = dev.wait(timeout=60)
         log.close()
     assert code == 0, (tmp_path / "dev.log").read_text()[-3000:]
     assert not answers(f"http://127.0.0.1:{port}/health")
+    assert not answers(f"http://127.0.0.1:{web_port}/health")
+    with socket.socket() as probe:  # the broker is gone too
+        assert probe.connect_ex(("127.0.0.1", broker_port)) != 0
