@@ -64,6 +64,10 @@ def register(sub: Any) -> None:
     publish.add_argument("--allowlist-snapshot", metavar="FILE", help="job-token allowlists from the REST API")
     _broker_options(publish)
 
+    findings = actions.add_parser("findings", help="the findings topic: each finding's latest state, a JSON line each")
+    findings.add_argument("--follow", "-f", action="store_true", help="then print each new state as it is published")
+    _broker_options(findings)
+
     dev = actions.add_parser("dev", help="embedded broker + worker + receiver on 127.0.0.1, no Kafka needed")
     dev.add_argument("--port", type=int, default=8080, help="receiver port (default 8080)")
     dev.add_argument("--web-port", type=int, default=6066, help="worker views port (default 6066)")

@@ -184,6 +184,19 @@ def produce(bootstrap: str, topic: str, messages: list[bytes], keyed: bool = Fal
     asyncio.run(run())
 
 
+def produce_records(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes]]) -> None:
+    """(key, value) records, sent and acknowledged."""
+    async def run() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await producer.start()
+        try:
+            await asyncio.gather(*[await producer.send(topic, value, key=key) for key, value in records])
+        finally:
+            await producer.stop()
+
+    asyncio.run(run())
+
+
 def read_topic(bootstrap: str, topic: str, until: Callable[[list[tuple[bytes | None, bytes]]], bool],
                timeout: float = WAIT) -> list[tuple[bytes | None, bytes]]:
     """Every (key, value) of `topic` from the beginning, once `until(records)` holds.
