@@ -77,7 +77,7 @@ def run_dev(port: int, web_port: int, broker_port: int, load: Path | None) -> in
             children.append(worker)
             receiver = _spawn(["receive", "--port", str(port)], env)
             children.append(receiver)
-            wait_http(f"http://127.0.0.1:{web_port}/health", process=worker)
+            wait_http(f"http://127.0.0.1:{web_port}/ready", process=worker)  # tables recovered, not just up
             wait_http(f"http://127.0.0.1:{port}/health", process=receiver)
             print(_banner(broker.url, port, web_port, token), flush=True)
             while all(child.poll() is None for child in children):

@@ -89,6 +89,7 @@ def test_views_show_tallies_and_open_findings(sample_run: dict[str, Any]) -> Non
     ]
     health = get_json(worker.url + "/health")
     assert (health["status"], health["app"]) == ("ok", "sample")
+    assert get_json(worker.url + "/ready") == {"ready": True, "recovered": True, "rebalancing": False, "assigned": True}
 
 
 def test_bad_events_are_on_the_dead_letter_topic(sample_run: dict[str, Any]) -> None:
