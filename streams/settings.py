@@ -46,6 +46,7 @@ class StreamSettings(DetectorSettings):
     web_port: int = 6066
     batch_size: int = Field(2000, ge=1, description="events per batch (one changelog write per key per batch)")
     batch_within: float = Field(0.2, gt=0, description="seconds to wait for a batch to fill")
+    stop_grace: float = Field(4.0, gt=0, description="seconds SIGTERM waits for an orderly stop before exiting")
     idle_after: float = Field(30.0, gt=0, description=(
         "seconds an input partition must be caught up and silent before it stops holding back the watermark"))
     # The receiver.
