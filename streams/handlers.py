@@ -119,6 +119,9 @@ class _KeyedHandler:
                         accesses += result.accesses
             view[progress_key(partition)] = progress
             self.marks[partition] = marks[1]
+            if marks[1] > FIRST:
+                metrics.set("sunset_stream_watermark_seconds", marks[1], stage=self.stage_name,
+                            partition=str(partition))
         await self.out.publish(findings)
         await self.after(accesses, sorted(views))
         await self.before_flush(views)

@@ -109,6 +109,11 @@ class Ingest:
         await self.producer.flush()  # forwards and dead letters are on the broker before we commit
         offsets = {tp: records[-1].offset + 1 for tp, records in batches.items() if records}
         assert self.consumer is not None
+        metrics = self.router.out.metrics
+        for tp, position in offsets.items():
+            high = self.consumer.highwater(tp)
+            if high is not None:  # consumer lag, as of the last fetch
+                metrics.set("sunset_stream_input_lag_messages", max(0, high - position), partition=str(tp.partition))
         try:
             await self.consumer.commit(offsets)
         except (CommitFailedError, KafkaError) as exc:

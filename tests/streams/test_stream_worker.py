@@ -26,6 +26,7 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
 )
 
 from streams.broker import EmbeddedBroker
+from streams.events import normalize
 from streams.replay import replay_file
 from streams.snapshot import load_records
 
@@ -40,6 +41,18 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
             await admin.close()
 
     asyncio.run(run())
+
+
+def json_lines(path: Path) -> list[Any]:
+    """The JSON values of a file's lines (the ones that parse; arrays flattened)."""
+    out: list[Any] = []
+    for line in path.read_bytes().splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        out += value if isinstance(value, list) else [value]
+    return out
 
 
 def latest(records: list[tuple[bytes | None, bytes]]) -> dict[str, dict[str, Any]]:
@@ -89,6 +102,11 @@ def test_views_show_tallies_and_open_findings(sample_run: dict[str, Any]) -> Non
     ]
     health = get_json(worker.url + "/health")
     assert (health["status"], health["app"]) == ("ok", "sample")
+    # the input read to its end; every stage partition's watermark at the newest event time read
+    assert worker.metric('sunset_stream_input_lag_messages{partition="0"}') == 0
+    newest = max(e["ts"] for e in map(normalize, json_lines(SAMPLE)) if isinstance(e, dict) and e["ts"])
+    assert {worker.metric(f'sunset_stream_watermark_seconds{{partition="{p}",stage="{stage}"}}')
+            for stage in ("actors", "projects") for p in range(4)} == {newest}
     assert get_json(worker.url + "/ready") == {"ready": True, "recovered": True, "rebalancing": False, "assigned": True}
 
 
