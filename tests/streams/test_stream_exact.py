@@ -11,6 +11,7 @@ the replay's document.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -18,9 +19,14 @@ import pytest
 from streamgen import generate, snapshot
 from streamkit import (  # noqa: F401 - the `broker` and `run_worker` fixtures
     broker_fixture,
+    findings_table,
+    get_json,
     limits,
     produce,
+    read_topic,
     run_worker_fixture,
+    try_json,
+    wait_for,
     worker_results,
 )
 from test_stream_worker import create_topic
@@ -67,3 +73,29 @@ def test_the_worker_equals_the_replay_whatever_the_partitioning(
     assert found["tallies"] == stream["doc"]["downloads"]
     assert worker.metric('sunset_stream_late_events_total{stage="actors"}') == 0
 
+
+
+def test_two_workers_sharing_the_partitions_equal_the_replay(
+        broker: EmbeddedBroker, run_worker: Any, stream: dict[str, Any]) -> None:
+    """Scale-out: two workers of one app share 4 input partitions and the stage partitions; the
+    findings topic holds the replay's findings, and their tallies together are the replay's."""
+    app = "exact-two-workers"
+    create_topic(broker.bootstrap, f"{app}-in", 4)
+    produce(broker.bootstrap, f"{app}-in", stream["messages"], keyed=True)
+    first, second = run_worker(app), run_worker(app)
+    expected = {f["id"]: f for f in stream["doc"]["findings"]}
+
+    def both() -> dict[str, Any]:
+        return {**(try_json(first.url + "/tallies") or {}), **(try_json(second.url + "/tallies") or {})}
+
+    with contextlib.suppress(pytest.fail.Exception):
+        wait_for("two workers' tallies to equal the replay's", lambda: both() == stream["doc"]["downloads"],
+                 timeout=240, every=2)
+    assert both() == stream["doc"]["downloads"]
+    shares = [get_json(worker.url + "/health")["assigned"].get(f"{app}-by-project", []) for worker in (first, second)]
+    assert sorted(shares[0] + shares[1]) == [0, 1, 2, 3] and all(shares)  # each owns some, together all
+    table: dict[str, Any] = {}
+    with contextlib.suppress(pytest.fail.Exception):
+        read_topic(broker.bootstrap, f"{app}-findings", lambda r: table.update(findings_table(r)) or table == expected)
+    assert sorted(set(table) ^ set(expected)) == []
+    assert [table[k] for k in sorted(expected)] == [expected[k] for k in sorted(expected)]
