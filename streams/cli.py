@@ -45,6 +45,12 @@ def register(sub: Any) -> None:
     replay.add_argument("--output", "-o", help="write the document to FILE instead of stdout")
     _detector_options(replay)
 
+    _kafka_commands(actions)
+    stream.set_defaults(func=_run)
+
+
+def _kafka_commands(actions: Any) -> None:
+    """The subcommands that talk to Kafka."""
     worker = actions.add_parser("worker", help="the Faust worker: detectors over the Kafka topics")
     _broker_options(worker)
     _detector_options(worker)
@@ -72,8 +78,7 @@ def register(sub: Any) -> None:
     dev.add_argument("--port", type=int, default=8080, help="receiver port (default 8080)")
     dev.add_argument("--web-port", type=int, default=6066, help="worker views port (default 6066)")
     dev.add_argument("--broker-port", type=int, default=0, help="broker port (default: a free one)")
-    dev.add_argument("--load", metavar="FILE", help="publish this JSONL file once everything is up")
-    stream.set_defaults(func=_run)
+    dev.add_argument("--load", metavar="FILE", help="publish this JSONL file, then start the worker")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -96,32 +96,15 @@ class _KeyedHandler:
         metrics = self.out.metrics
         self.applied = self.duplicates = self.late = self.redelivered = 0
         views: dict[int, BatchView] = {}
-        findings: dict[str, Finding] = {}
-        accesses: list[dict[str, Any]] = []
-        lateness = self.settings.allowed_lateness
+        results: list[StageResult] = []
         for partition, group in sorted(_by_partition(events).items()):
             view = views[partition] = BatchView(self.table)
-            due = self._due(partition)
-            progress = view.get(progress_key(partition)) or new_progress()
-            marks = watermarks(progress, lateness, self.kind)
-            for event in group:
-                moved = False
-                for record, line in decode_records(event.message.value or b""):
-                    if type(record) is dict and record.get("event_type") == PROGRESS:
-                        merge(progress, record)
-                        moved = True
-                    else:
-                        await self._hold(event.message, view, due, record, line, marks[1])
-                if moved:  # release at once: a key holds at most a message's worth beyond the lateness
-                    marks = watermarks(progress, lateness, self.kind)
-                    for result in await self._release(partition, view, due, marks):
-                        findings.update((f.id, f) for f in result.findings)
-                        accesses += result.accesses
-            view[progress_key(partition)] = progress
-            self.marks[partition] = marks[1]
-            if marks[1] > FIRST:
-                metrics.set("sunset_stream_watermark_seconds", marks[1], stage=self.stage_name,
-                            partition=str(partition))
+            results += await self._partition(partition, group, view)
+        findings: dict[str, Finding] = {}
+        accesses: list[dict[str, Any]] = []
+        for result in results:
+            findings.update((f.id, f) for f in result.findings)
+            accesses += result.accesses
         await self.out.publish(findings)
         await self.after(accesses, sorted(views))
         await self.before_flush(views)
@@ -133,6 +116,32 @@ class _KeyedHandler:
         metrics.inc("sunset_stream_late_events_total", self.late, stage=self.stage_name)
         metrics.inc("sunset_stream_redelivered_total", self.redelivered, stage=self.stage_name)
         metrics.inc("sunset_stream_batches_total", stage=self.stage_name)
+
+    async def _partition(self, partition: int, group: list[Any], view: BatchView) -> list[StageResult]:
+        """One stage partition's messages: hold their records, merge their progress reports, and
+        release after each message that moved the watermark (a key holds at most a message's
+        worth beyond the lateness)."""
+        lateness, results = self.settings.allowed_lateness, []
+        due = self._due(partition)
+        progress = view.get(progress_key(partition)) or new_progress()
+        marks = watermarks(progress, lateness, self.kind)
+        for event in group:
+            moved = False
+            for record, line in decode_records(event.message.value or b""):
+                if type(record) is dict and record.get("event_type") == PROGRESS:
+                    merge(progress, record)
+                    moved = True
+                else:
+                    await self._hold(event.message, view, due, record, line, marks[1])
+            if moved:
+                marks = watermarks(progress, lateness, self.kind)
+                results += await self._release(partition, view, due, marks)
+        view[progress_key(partition)] = progress
+        self.marks[partition] = marks[1]
+        if marks[1] > FIRST:
+            self.out.metrics.set("sunset_stream_watermark_seconds", marks[1], stage=self.stage_name,
+                                 partition=str(partition))
+        return results
 
     def _due(self, partition: int) -> dict[str, float]:
         """The partition's index of keys holding events; built from the table after a (re)start or rebalance."""
