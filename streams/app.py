@@ -24,9 +24,11 @@ from typing import Any
 import faust
 from mode.supervisors import CrashingSupervisor
 
-from streams.handlers import ActorHandler, Outputs, ProjectHandler, Router
+from streams.handlers import ActorHandler, Outputs, ProjectHandler
 from streams.ingest import run_ingest
+from streams.kafka import faust_credentials, message_bytes
 from streams.metrics import Metrics
+from streams.router import Router
 from streams.settings import StreamSettings
 from streams.web import register_views
 
@@ -64,14 +66,19 @@ def _faust_config(settings: StreamSettings) -> dict[str, Any]:
         "web_host": settings.web_host,
         "web_port": settings.web_port,
         "table_standby_replicas": 0 if settings.profile == "dev" else 1,
+        "producer_max_request_size": message_bytes(settings),  # a dead letter carries a whole event
+        "broker_credentials": faust_credentials(settings),
+        "consumer_max_fetch_size": max(4 * 1024 * 1024, message_bytes(settings)),
         **settings.broker_overrides(),
     }
 
 
 def _topology(app: faust.App, settings: StreamSettings) -> Topology:
+    sized = {"max.message.bytes": message_bytes(settings)}  # one event up to the receiver's body cap
+
     def topic(name: str) -> Any:
         return app.topic(name, partitions=settings.partitions, internal=True,
-                         key_serializer="raw", value_serializer="raw")
+                         key_serializer="raw", value_serializer="raw", config=sized)
 
     def table(name: str) -> Any:
         return app.Table(name, partitions=settings.partitions)  # JSON keys and values: plain dicts
@@ -110,6 +117,12 @@ def create_app(settings: StreamSettings) -> faust.App:
     agent(topology.by_project, "projects", projects.handle)
     agent(topology.by_actor, "actors", actors.handle)
     register_views(app, topology.projects, topology.actors, metrics)
+
+    @app.on_partitions_assigned.connect
+    async def _reindex(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        """Partitions moved: each handler rebuilds its index of held events from the recovered table."""
+        projects.forget()
+        actors.forget()
 
     async def ingest() -> None:
         topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]

@@ -19,6 +19,7 @@ import orjson
 
 CHUNK_BYTES = 256 * 1024
 MARKER_PREFIX = "__sunset_tail__/"
+OWN_PREFIX = "__sunset_"  # keys sunset writes into a table besides state: flush markers, progress (streams.eventtime)
 _UNCACHED = object()  # not read yet
 _ABSENT = object()  # read (or deleted): not in the table
 
@@ -74,8 +75,9 @@ def decode_records(message: bytes) -> list[tuple[Any, bytes]]:
 
 
 def is_marker(key: Any) -> bool:
-    """Keys written by `BatchView.flush` after each flush, not state."""
-    return isinstance(key, str) and key.startswith(MARKER_PREFIX)
+    """Keys that are not a project's or a user's state: `BatchView.mark`'s flush markers and the
+    stage partitions' progress records (`streams.eventtime.progress_key`)."""
+    return isinstance(key, str) and key.startswith(OWN_PREFIX)
 
 
 class BatchView(MutableMapping[str, Any]):

@@ -20,6 +20,9 @@ def _detector_options(parser: argparse.ArgumentParser) -> None:
                         help="user id or name never alerted (repeatable)")
     parser.add_argument("--correlation-window", type=float, metavar="SECONDS",
                         help="job-token login to access, at most (default 5)")
+    parser.add_argument("--allowed-lateness", type=float, metavar="SECONDS",
+                        help="event time an event may arrive behind the watermark and still be applied in order "
+                             "(default 60)")
 
 
 def _broker_options(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +45,12 @@ def register(sub: Any) -> None:
     replay.add_argument("--output", "-o", help="write the document to FILE instead of stdout")
     _detector_options(replay)
 
+    _kafka_commands(actions)
+    stream.set_defaults(func=_run)
+
+
+def _kafka_commands(actions: Any) -> None:
+    """The subcommands that talk to Kafka."""
     worker = actions.add_parser("worker", help="the Faust worker: detectors over the Kafka topics")
     _broker_options(worker)
     _detector_options(worker)
@@ -61,12 +70,15 @@ def register(sub: Any) -> None:
     publish.add_argument("--allowlist-snapshot", metavar="FILE", help="job-token allowlists from the REST API")
     _broker_options(publish)
 
+    findings = actions.add_parser("findings", help="the findings topic: each finding's latest state, a JSON line each")
+    findings.add_argument("--follow", "-f", action="store_true", help="then print each new state as it is published")
+    _broker_options(findings)
+
     dev = actions.add_parser("dev", help="embedded broker + worker + receiver on 127.0.0.1, no Kafka needed")
     dev.add_argument("--port", type=int, default=8080, help="receiver port (default 8080)")
     dev.add_argument("--web-port", type=int, default=6066, help="worker views port (default 6066)")
     dev.add_argument("--broker-port", type=int, default=0, help="broker port (default: a free one)")
-    dev.add_argument("--load", metavar="FILE", help="publish this JSONL file once everything is up")
-    stream.set_defaults(func=_run)
+    dev.add_argument("--load", metavar="FILE", help="publish this JSONL file, then start the worker")
 
 
 def _run(args: argparse.Namespace) -> int:

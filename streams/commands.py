@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ def _detector_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "mass_download_window": getattr(args, "mass_download_window", None),
         "mass_download_allowlist": getattr(args, "mass_download_allow", None),
         "correlation_window": getattr(args, "correlation_window", None),
+        "allowed_lateness": getattr(args, "allowed_lateness", None),
     }
 
 
@@ -86,6 +88,18 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_findings(args: argparse.Namespace) -> int:
+    from streams.readback import run_findings
+
+    def write(line: bytes) -> None:
+        sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()
+
+    with contextlib.suppress(KeyboardInterrupt):  # how --follow ends
+        run_findings(settings_from(args), write, args.follow)
+    return EXIT_OK
+
+
 def _cmd_dev(args: argparse.Namespace) -> int:
     from streams.dev import run_dev
 
@@ -93,7 +107,7 @@ def _cmd_dev(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"replay": _cmd_replay, "worker": _cmd_worker, "receive": _cmd_receive,
-            "publish": _cmd_publish, "dev": _cmd_dev}
+            "publish": _cmd_publish, "findings": _cmd_findings, "dev": _cmd_dev}
 
 
 def run(args: argparse.Namespace) -> int:

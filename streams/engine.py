@@ -13,12 +13,14 @@ the mapping; `Engine` runs both in one process over dicts (the replay and the un
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from streams.dedup import remember
 from streams.detector import Event, Result
+from streams.eventtime import FIRST, order_key
 from streams.findings import Finding
 from streams.registry import REGISTRY, Registry
 from streams.settings import DetectorSettings
@@ -56,14 +58,14 @@ def _add(result: StageResult, out: Sequence[Result]) -> StageResult:
 def project_stage(projects: MutableMapping[str, Any], event: Event, limits: DetectorSettings,
                   registry: Registry = REGISTRY) -> StageResult:
     """Apply one event (or access record) to its project's value; one read and one write."""
-    handlers, dedup = registry.project_calls.get(event["event_type"], registry.project_other)
+    handlers, lane = registry.project_calls.get(event["event_type"], registry.project_other)
     if not handlers:
         return NOTHING  # no project detector reads it: no write
     key = event["pkey"]
     value = projects.get(key)
     if value is None:
         value = registry.new_project()
-    if dedup and event["id"] is not None and not remember(value, event["id"], event["ts"], limits):
+    if lane and event["id"] is not None and not remember(value, event["id"], event["ts"], limits, lane):
         return DUPLICATE  # nothing changed: no write
     result = NOTHING
     for handle in handlers:  # the loop is inline: a function call costs, per event
@@ -112,20 +114,32 @@ def idle_actors(actors: Iterable[tuple[str, Any]], now: float, limits: DetectorS
 
 
 class Engine:
-    """Both stages over dicts, in one process: the offline replay and the unit tests."""
+    """Both stages over dicts, in one process: the offline replay and the unit tests.
+
+    It follows the worker's event-time rules (`streams.eventtime`) over one input: an event is
+    held until the watermark — the newest event time read minus the allowed lateness — passes
+    it; then the actor stage applies what it releases, in order, and the project stage what it
+    releases (the accesses just produced included). `finish()` releases the rest at the end.
+    """
 
     def __init__(self, limits: DetectorSettings, registry: Registry = REGISTRY) -> None:
         self.limits = limits
         self.registry = registry
         self.projects: dict[str, Any] = {}
         self.actors: dict[str, Any] = {}
-        self.events = self.duplicates = self.ignored = self.expired = 0
+        self.events = self.duplicates = self.ignored = self.expired = self.late = 0
         self.sweep_at = float("-inf")  # event time of the next sweep of idle users
+        self.mark = FIRST  # the watermark: held events at or before it are applied
+        self.newest = FIRST
+        self.seq = 0  # arrival number: breaks the ties order_key leaves (repeated deliveries)
+        self.held_actors: list[tuple[tuple[float, str, str], int, Event, Any]] = []  # heaps
+        self.held_projects: list[tuple[tuple[float, str, str], int, Event, Any]] = []
+        self.errors: list[tuple[Any, BaseException]] = []  # (tag of the event, what it raised)
 
     @property
     def stats(self) -> dict[str, int]:
         return {"events": self.events, "duplicates": self.duplicates, "ignored": self.ignored,
-                "users_expired": self.expired}
+                "late": self.late, "users_expired": self.expired}
 
     def sweep(self, now: float) -> None:
         """Forget users idle past the horizon; run once per horizon of event time (amortized O(1) an event)."""
@@ -135,30 +149,67 @@ class Engine:
         self.sweep_at = now + self.registry.horizon(self.limits)
 
     def apply(self, event: Event) -> list[dict[str, Any]]:
-        """One normalized event through both stages; the findings it produced, in order, as the
-        JSON dicts that are published (`step` gives the records)."""
+        """One normalized event in; the findings released by it, as the JSON dicts that are
+        published (`step` gives the records; `finish` what is still held at the end)."""
         return [finding.as_dict() for finding in self.step(event)]
 
-    def step(self, event: Event) -> list[Finding]:
-        """One normalized event through both stages; the findings it produced, in order."""
+    def step(self, event: Event, tag: Any = None) -> list[Finding]:
+        """Hold one normalized event, move the watermark, and apply what it passed; the findings.
+
+        An exception a detector raises is kept in `errors` with the event's `tag` (the replay's
+        line number), and the rest goes on."""
         self.events += 1
-        p_key, a_key, registry = event["pkey"], event["akey"], self.registry
-        findings = NOTHING.findings
+        p_key, a_key = event["pkey"], event["akey"]
+        if p_key is None and a_key is None:
+            self.ignored += 1
+            return NOTHING.findings
+        key = order_key(event)
+        if key[0] < self.mark:
+            self.late += 1
+        self.seq += 1
         if p_key is not None:
-            result = project_stage(self.projects, event, self.limits, registry)
+            heapq.heappush(self.held_projects, (key, self.seq, event, tag))
+        if a_key is not None:
+            heapq.heappush(self.held_actors, (key, self.seq, event, tag))
+        ts = key[0]  # a snapshot's time (taken_at) is not stream time: it moves no watermark
+        if ts > self.newest:
+            self.newest = ts
+            self.mark = max(self.mark, ts - self.limits.allowed_lateness)
+        return self.release(self.mark)
+
+    def finish(self) -> list[Finding]:
+        """The end of the input: everything held is applied."""
+        self.mark = max(self.mark, self.newest)
+        return self.release(float("inf"))
+
+    def release(self, mark: float) -> list[Finding]:
+        """Apply the held events at or before `mark`: the actor stage's first (its accesses join
+        the project stage's held events), then the project stage's; each in `order_key` order."""
+        findings: list[Finding] = []
+        actors, projects, limits, registry = self.held_actors, self.held_projects, self.limits, self.registry
+        while actors and actors[0][0][0] <= mark:
+            _, _, event, tag = heapq.heappop(actors)
+            if self.mark >= self.sweep_at:
+                self.sweep(self.mark)
+            try:
+                result = actor_stage(self.actors, event, limits, registry)
+            except Exception as exc:  # noqa: BLE001 - one event never stops the others
+                self.errors.append((tag, exc))
+                continue
+            if result is not NOTHING:
+                findings += result.findings
+                for access in result.accesses:
+                    self.seq += 1
+                    heapq.heappush(projects, (order_key(access), self.seq, access, tag))
+        while projects and projects[0][0][0] <= mark:
+            _, _, event, tag = heapq.heappop(projects)
+            try:
+                result = project_stage(self.projects, event, limits, registry)
+            except Exception as exc:  # noqa: BLE001 - one event never stops the others
+                self.errors.append((tag, exc))
+                continue
             if result is DUPLICATE:
                 self.duplicates += 1
-                return findings  # the actor stage is idempotent anyway: skip the work
-            findings = result.findings
-        elif a_key is None:
-            self.ignored += 1
-            return findings
-        if a_key is not None:
-            if event["ts"] >= self.sweep_at:
-                self.sweep(event["ts"])
-            result = actor_stage(self.actors, event, self.limits, registry)
-            if result is not NOTHING:
-                findings = findings + result.findings
-                for access in result.accesses:
-                    findings = findings + project_stage(self.projects, access, self.limits, registry).findings
+            elif result.findings:
+                findings += result.findings
         return findings

@@ -230,4 +230,7 @@ def compact(event: dict[str, Any]) -> dict[str, Any]:
     if event["event_type"] in (AUTH_LOG, SNAPSHOT):
         return event
     get = event.get
-    return {name: get(name) for name in COMPACT_FIELDS}
+    out = {name: get(name) for name in COMPACT_FIELDS}
+    if out["event_type"] not in ALLOWLIST_TYPES:
+        out["message"] = None  # only the allowlist reads its sentence; an event's size is mostly there
+    return out

@@ -11,7 +11,7 @@ shows was allowed after all (a removal of an entry never seen added) is reported
 
 State: the `allow` (`streams.allowlist`) and `gaps` keys of one project's value (project
 stage), gaps keyed `<source>@<episode start>`. Accesses and auth-log rows are deduplicated by
-the stage (`streams.dedup`), whose `clock` also dates the forgetting of ended gaps.
+the stage (`streams.dedup`).
 """
 
 from __future__ import annotations
@@ -117,13 +117,13 @@ def recheck(value: State, ts: float, limits: DetectorSettings) -> list[Allowlist
     those whose accesses turn out to have been allowed (the change arrived late and reveals the
     earlier state, e.g. a removal of an entry we never saw added) are withdrawn.
 
-    Gaps that ended more than `dedup_ttl` before the project's newest event are forgotten (their
+    Gaps that ended more than `dedup_ttl` before the change are forgotten (their
     final state was published): the state holds the open gaps and the recently ended ones, not
     every episode ever seen. An access delivered that late to an ended episode opens it again.
     """
     findings: list[AllowlistGap] = []
     allow, gaps = value["allow"], value["gaps"]
-    cutoff = max(ts, value["clock"]) - limits.dedup_ttl
+    cutoff = ts - limits.dedup_ttl  # the change's own time: downloads, which run ahead, move nothing here
     for key in [k for k, gap in gaps.items() if gap["end"] is not None and gap["end"] < cutoff]:
         del gaps[key]
     for gap in gaps.values():

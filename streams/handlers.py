@@ -1,9 +1,12 @@
 """The agents' bodies: one batch of Kafka events in, topic sends and table writes out.
 
-Each handler validates, calls the plain stage functions of `streams.engine` over a `BatchView`
-of its table, and sends what they return. An event that fails — bad JSON, a missing field, or
-an exception in a detector — goes to the dead-letter topic with the reason and its source
-topic/partition/offset; it never stops the batch and is never dropped silently.
+Each stage partition holds the events it receives in their keys' values (`held`) until its
+watermark passes them, then applies them in event-time order (`streams.eventtime`) with the plain
+stage functions of `streams.engine` over a `BatchView` of its table, and sends what they return.
+Progress reports (from ingest; to the project stage also from each actor partition) move the
+watermark; they are kept in the table too, so a restarted worker resumes where it was. An event
+that fails — bad JSON, a missing field, or an exception in a detector — goes to the dead-letter
+topic with the reason and its source; it never stops the batch and is never dropped silently.
 """
 
 from __future__ import annotations
@@ -11,70 +14,52 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
-from streams.batching import (
-    BatchView,
-    decode_records,
-    encode_lines,
-    flush_views,
-    is_marker,
-    partition_for,
-    send_raw,
-)
+from streams.batching import BatchView, decode_records, flush_views, is_marker, partition_for
 from streams.engine import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
-from streams.events import Rejected, compact, normalize_safely, parse_payload
+from streams.eventtime import (
+    FIRST,
+    HELD,
+    PROGRESS,
+    SRC,
+    actor_report,
+    merge,
+    new_progress,
+    order_key,
+    progress_key,
+    release,
+    watermarks,
+)
 from streams.findings import Finding
-from streams.metrics import Metrics
+from streams.outputs import Outputs, Records
+from streams.registry import REGISTRY
 from streams.settings import StreamSettings
 
+__all__ = ["ActorHandler", "Outputs", "ProjectHandler"]
 Stage = Callable[[Any, dict[str, Any], Any], StageResult]
 SWEEP_SLICE = 20_000  # keys looked at between two yields to the event loop
-Records = dict[int, list[dict[str, Any]]]
 
 
-class Outputs:
-    """Findings, dead letters and forwards: every send a stage makes, counted."""
+class Released(NamedTuple):
+    """Where a held event is when it is applied (for its dead letter): the stage topic's partition."""
 
-    def __init__(self, findings: Any, dead_letters: Any, metrics: Metrics) -> None:
-        self.findings_topic = findings
-        self.dead_letter_topic = dead_letters
-        self.metrics = metrics
+    topic: str
+    partition: int
+    offset: int | None
+    key: bytes | None
+    value: bytes
 
-    async def dead_letter(self, message: Any, reason: str, payload: bytes | None = None,
-                          element: int | None = None) -> None:
-        """The input as received (text if it decodes), why it failed, and where it came from.
 
-        `message` is a Kafka record: aiokafka's or Faust's, both have topic/partition/offset/key/value.
-        """
-        raw = message.value if payload is None else payload
-        record = {
-            "reason": reason,
-            "topic": message.topic,
-            "partition": message.partition,
-            "offset": message.offset,
-            "element": element,
-            "payload": raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw,
-        }
-        await send_raw(self.dead_letter_topic, orjson.dumps(record), message.key)
-        self.metrics.inc("sunset_stream_dead_letters_total", reason=reason.split(":", 1)[0][:48])
-
-    async def publish(self, findings: dict[str, Finding]) -> None:
-        """The latest state of each finding raised in this batch, keyed by finding id, as its JSON."""
-        for finding_id, finding in findings.items():
-            await send_raw(self.findings_topic, orjson.dumps(finding.as_dict()), finding_id.encode())
-            self.metrics.inc("sunset_stream_findings_total", kind=finding.kind)
-
-    async def forward(self, topic: Any, by_partition: Records) -> None:
-        """Records to a stage topic: one newline-delimited message per partition (and chunk)."""
-        count = 0
-        for partition, records in sorted(by_partition.items()):
-            count += len(records)
-            for message in encode_lines(records):
-                await send_raw(topic, message, None, partition)
-        self.metrics.inc("sunset_stream_forwarded_total", count, topic=topic.get_topic_name())
+def _seen(value: dict[str, Any], src: list[Any]) -> bool:
+    """Whether the value has held the record at these source coordinates (input partition,
+    offset, element) already: each value records, per input partition, the highest it took —
+    in the same changelog record as the change, so no transaction is needed to skip exactly."""
+    coords = value.get(SRC)
+    last = None if coords is None else coords.get(str(src[0]))
+    return last is not None and src[1:] <= last
 
 
 def _by_partition(events: Sequence[Any]) -> dict[int, list[Any]]:
@@ -84,91 +69,161 @@ def _by_partition(events: Sequence[Any]) -> dict[int, list[Any]]:
     return groups
 
 
-class Router:
-    """Input records → the two stage topics. Stateless; the only place raw JSON is parsed."""
-
-    def __init__(self, settings: StreamSettings, by_project: Any, by_actor: Any, outputs: Outputs) -> None:
-        self.partitions = settings.partitions
-        self.by_project, self.by_actor, self.out = by_project, by_actor, outputs
-
-    async def handle(self, messages: Sequence[Any]) -> None:
-        projects: Records = defaultdict(list)
-        actors: Records = defaultdict(list)
-        parts, valid = self.partitions, 0
-        for message in messages:
-            payload = parse_payload(message.value or b"")
-            if isinstance(payload, Rejected):
-                await self.out.dead_letter(message, payload.reason)
-                continue
-            for index, raw in enumerate(payload):
-                record = normalize_safely(raw)
-                if isinstance(record, Rejected):
-                    await self.out.dead_letter(message, record.reason, element=index if len(payload) > 1 else None)
-                    continue
-                valid += 1
-                p_key, a_key = record["pkey"], record["akey"]
-                if p_key is None and a_key is None:
-                    continue  # no detector reads this event type
-                record = compact(record)
-                if p_key is not None:
-                    projects[partition_for(p_key, parts)].append(record)
-                if a_key is not None:
-                    actors[partition_for(a_key, parts)].append(record)
-        metrics = self.out.metrics
-        metrics.inc("sunset_stream_messages_total", len(messages), stage="route")
-        metrics.inc("sunset_stream_events_total", valid, stage="route")
-        metrics.inc("sunset_stream_batches_total", stage="route")
-        await self.out.forward(self.by_project, projects)
-        await self.out.forward(self.by_actor, actors)
-
-
 class _KeyedHandler:
-    """A stage over one table: per partition, a BatchView, then one write per changed key."""
+    """A stage over one table: per partition, a BatchView; events held, then released by the
+    watermark in order; one write per changed key."""
 
     stage_name = ""
+    kind = ""  # "project" | "actor": which watermark (streams.eventtime.watermark)
+    key_field = ""
+    early: frozenset[str] = frozenset()  # types released by the input's watermark alone
     stage: Stage
 
     def __init__(self, settings: StreamSettings, table: Any, outputs: Outputs) -> None:
         self.settings, self.table, self.out = settings, table, outputs
-        self.applied = self.duplicates = 0
+        self.applied = self.duplicates = self.late = self.redelivered = 0
+        self.due: dict[int, dict[str, float]] = {}  # per partition: key -> its earliest held event time
+        self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
+
+    def forget(self) -> None:
+        """After a rebalance: the held-event index is rebuilt from the table at the next batch."""
+        self.due.clear()
+
+    def new_value(self) -> dict[str, Any]:
+        raise NotImplementedError
 
     async def handle(self, events: Sequence[Any]) -> None:
         metrics = self.out.metrics
-        self.applied = self.duplicates = 0
+        self.applied = self.duplicates = self.late = self.redelivered = 0
         views: dict[int, BatchView] = {}
-        findings: dict[str, Finding] = {}
-        accesses: list[dict[str, Any]] = []
+        results: list[StageResult] = []
         for partition, group in sorted(_by_partition(events).items()):
             view = views[partition] = BatchView(self.table)
-            for event in group:
-                for record, line in decode_records(event.message.value or b""):
-                    result = await self._apply(event, view, record, line)
-                    if result is not None and (result.findings or result.accesses):
-                        findings.update((f.id, f) for f in result.findings)
-                        accesses += result.accesses
+            results += await self._partition(partition, group, view)
+        findings: dict[str, Finding] = {}
+        accesses: list[dict[str, Any]] = []
+        for result in results:
+            findings.update((f.id, f) for f in result.findings)
+            accesses += result.accesses
         await self.out.publish(findings)
-        await self.after(accesses)
+        await self.after(accesses, sorted(views))
         await self.before_flush(views)
         written = await flush_views(views)
         metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
         metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
         metrics.inc("sunset_stream_events_total", self.applied, stage=self.stage_name)
         metrics.inc("sunset_stream_duplicates_total", self.duplicates, stage=self.stage_name)
+        metrics.inc("sunset_stream_late_events_total", self.late, stage=self.stage_name)
+        metrics.inc("sunset_stream_redelivered_total", self.redelivered, stage=self.stage_name)
         metrics.inc("sunset_stream_batches_total", stage=self.stage_name)
 
-    async def _apply(self, event: Any, view: BatchView, record: Any, line: bytes) -> StageResult | None:
+    async def _partition(self, partition: int, group: list[Any], view: BatchView) -> list[StageResult]:
+        """One stage partition's messages: hold their records, merge their progress reports, and
+        release after each message that moved the watermark (a key holds at most a message's
+        worth beyond the lateness)."""
+        lateness, results = self.settings.allowed_lateness, []
+        due = self._due(partition)
+        progress = view.get(progress_key(partition)) or new_progress()
+        marks = watermarks(progress, lateness, self.kind)
+        for event in group:
+            moved = False
+            for record, line in decode_records(event.message.value or b""):
+                if type(record) is dict and record.get("event_type") == PROGRESS:
+                    merge(progress, record)
+                    moved = True
+                else:
+                    await self._hold(event.message, view, due, record, line, marks[1])
+            if moved:
+                marks = watermarks(progress, lateness, self.kind)
+                results += await self._release(partition, view, due, marks)
+        view[progress_key(partition)] = progress
+        self.marks[partition] = marks[1]
+        if marks[1] > FIRST:
+            self.out.metrics.set("sunset_stream_watermark_seconds", marks[1], stage=self.stage_name,
+                                 partition=str(partition))
+        return results
+
+    def _due(self, partition: int) -> dict[str, float]:
+        """The partition's index of keys holding events; built from the table after a (re)start or rebalance."""
+        due = self.due.get(partition)
+        if due is None:
+            due = self.due[partition] = {}
+            for key, value in list(self.table.data.items()):
+                if (not is_marker(key) and isinstance(value, dict) and value.get(HELD)
+                        and partition_for(key, self.settings.partitions) == partition):
+                    due[key] = min(order_key(e)[0] for e in value[HELD])
+        return due
+
+    async def _hold(self, message: Any, view: BatchView, due: dict[str, float], record: Any, line: bytes,
+                    mark: float) -> None:
+        """Keep one record in its key's value until the watermark passes it."""
         try:
-            if record is None:
+            if type(record) is not dict:
                 raise ValueError("not JSON")
+            key, at = record[self.key_field], order_key(record)[0]
+            if not isinstance(key, str):
+                raise ValueError(f"no {self.key_field}")
+        except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
+            await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
+            return
+        value = view.get(key)
+        src = record.get("src")
+        if src is not None and value is not None and _seen(value, src):
+            self.redelivered += 1  # held (and so applied) already: this value's changelog record says so
+            return
+        if value is None:
+            value = self.new_value()
+        held = value.get(HELD)
+        if held is None:
+            held = value[HELD] = []
+        held.append(record)
+        if src is not None:
+            coords = value.get(SRC)
+            if coords is None:
+                coords = value[SRC] = {}
+            coords[str(src[0])] = src[1:]
+        view[key] = value
+        if at < due.get(key, float("inf")):
+            due[key] = at
+        if at < mark:
+            self.late += 1
+
+    async def _release(self, partition: int, view: BatchView, due: dict[str, float],
+                       marks: tuple[float, float]) -> list[StageResult]:
+        """Apply the held events the watermarks have passed, key by key, each key's in order."""
+        results: list[StageResult] = []
+        ahead, mark = marks
+        for key in sorted(k for k, at in due.items() if at <= ahead):
+            del due[key]
+            value = view.get(key)
+            if not value or not value.get(HELD):
+                continue
+            ready, rest = release(value[HELD], mark, ahead, self.early)
+            if rest:
+                value[HELD] = rest
+                due[key] = min(order_key(e)[0] for e in rest)
+            else:
+                del value[HELD]
+            view[key] = value
+            for record in ready:
+                result = await self._apply(partition, view, record)
+                if result is not None and (result.findings or result.accesses):
+                    results.append(result)
+        return results
+
+    async def _apply(self, partition: int, view: BatchView, record: dict[str, Any]) -> StageResult | None:
+        try:
             result = self.stage(view, record, self.settings)
         except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
-            await self.out.dead_letter(event.message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
+            line = orjson.dumps(record)
+            where = Released(self.table.changelog_topic.get_topic_name(), partition, None, None, line)
+            await self.out.dead_letter(where, f"{self.stage_name} stage failed: {exc!r}", payload=line)
             return None
         self.applied += 1
         self.duplicates += result is DUPLICATE
         return result
 
-    async def after(self, accesses: Iterable[dict[str, Any]]) -> None:
+    async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
         """What to do with access records the stage produced (the actor stage forwards them)."""
 
     async def before_flush(self, views: dict[int, BatchView]) -> None:
@@ -179,36 +234,39 @@ class ProjectHandler(_KeyedHandler):
     """Tallies, allowlists and gaps, keyed by project path."""
 
     stage_name = "projects"
+    kind = "project"
+    key_field = "pkey"
+    early = REGISTRY.project_early
     stage = staticmethod(project_stage)
+
+    def new_value(self) -> dict[str, Any]:
+        return REGISTRY.new_project()
 
 
 class ActorHandler(_KeyedHandler):
     """Mass downloads and job-token correlation, keyed by author id; accesses go to the project stage."""
 
     stage_name = "actors"
+    kind = "actor"
+    key_field = "akey"
     stage = staticmethod(actor_stage)
 
     def __init__(self, settings: StreamSettings, table: Any, by_project: Any, outputs: Outputs) -> None:
         super().__init__(settings, table, outputs)
         self.by_project = by_project
-        # Per stage partition: the newest event time seen, and when its next sweep is due.
-        self.newest: dict[int, float] = {}
-        self.sweep_at: dict[int, float] = {}
+        self.sweep_at: dict[int, float] = {}  # per stage partition: the watermark of its next sweep
+        self.reported: dict[int, float] = {}  # per stage partition: the watermark last told the project stage
 
-    async def _apply(self, event: Any, view: BatchView, record: Any, line: bytes) -> StageResult | None:
-        result = await super()._apply(event, view, record, line)
-        if result is not None:
-            partition, ts = event.message.partition, record["ts"]
-            if ts > self.newest.get(partition, float("-inf")):
-                self.newest[partition] = ts
-        return result
+    def new_value(self) -> dict[str, Any]:
+        return REGISTRY.new_actor()
 
     async def before_flush(self, views: dict[int, BatchView]) -> None:
         """Drop users idle past the horizon (`streams.engine.idle_actors`) from the partitions
-        this batch touched, once per horizon of each partition's event time: tombstones go to the
+        this batch touched, once per horizon of each partition's watermark: tombstones go to the
         changelog with the batch's writes, so a restarted worker does not bring them back. A
         large table is walked in slices, so heartbeats and the views keep being served."""
-        due = [p for p in views if p in self.newest and self.newest[p] >= self.sweep_at.get(p, float("-inf"))]
+        due = [p for p in views if self.marks.get(p, FIRST) > FIRST
+               and self.marks[p] >= self.sweep_at.get(p, float("-inf"))]
         if not due:
             return
         users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
@@ -220,15 +278,23 @@ class ActorHandler(_KeyedHandler):
                 await asyncio.sleep(0)
         expired = 0
         for partition in due:
-            now = self.newest[partition]
+            now = self.marks[partition]
             for key in idle_actors(users[partition], now, self.settings):
                 del views[partition][key]
                 expired += 1
             self.sweep_at[partition] = now + actor_horizon(self.settings)
         self.out.metrics.inc("sunset_stream_users_expired_total", expired)
 
-    async def after(self, accesses: Iterable[dict[str, Any]]) -> None:
+    async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
+        """Forward the accesses; then tell every project partition how far each actor partition
+        has released (after the accesses, on the same partitions: they arrive first)."""
         by_partition: Records = defaultdict(list)
+        parts = self.settings.partitions
         for access in accesses:
-            by_partition[partition_for(access["pkey"], self.settings.partitions)].append(access)
+            by_partition[partition_for(access["pkey"], parts)].append(access)
         await self.out.forward(self.by_project, by_partition)
+        for partition in partitions:
+            mark = self.marks.get(partition, FIRST)
+            if mark > FIRST and mark != self.reported.get(partition):
+                await self.out.broadcast(self.by_project, range(parts), actor_report(partition, parts, mark))
+                self.reported[partition] = mark

@@ -21,7 +21,9 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 
-from streams.handlers import Router
+from streams.eventtime import input_report
+from streams.kafka import message_bytes, security_options
+from streams.router import Router
 from streams.settings import StreamSettings
 
 log = logging.getLogger("sunset.stream.ingest")
@@ -34,7 +36,8 @@ def consumer_options(settings: StreamSettings) -> dict[str, Any]:
         "group_id": f"{settings.app_id}-ingest",
         "enable_auto_commit": False,
         "auto_offset_reset": "earliest",
-        "max_partition_fetch_bytes": 4 * 1024 * 1024,
+        "max_partition_fetch_bytes": max(4 * 1024 * 1024, message_bytes(settings)),
+        **security_options(settings),
     }
     if settings.broker_session_timeout is not None:
         options["session_timeout_ms"] = int(settings.broker_session_timeout * 1000)
@@ -51,6 +54,12 @@ class Ingest:
     def __init__(self, settings: StreamSettings, router: Router, producer: Any) -> None:
         self.settings, self.router, self.producer = settings, router, producer
         self.consumer: AIOKafkaConsumer | None = None
+        # The input's progress (streams.eventtime): per input partition, the newest event time
+        # read and when a record last came; what the stages were last told; when idleness was checked.
+        self.at: dict[int, float] = {}
+        self.last_data: dict[int, float] = {}
+        self.told: tuple[int, dict[int, float], set[int]] | None = None
+        self.checked = float("-inf")
 
     async def run(self) -> None:
         """Until cancelled. Broker errors are retried; anything else propagates (and crashes the worker)."""
@@ -61,6 +70,9 @@ class Ingest:
                 batches = await self.next_batch()
                 if batches:
                     await self.process(batches)
+                else:
+                    await self.report()
+                    await self.producer.flush()
         finally:
             await self.consumer.stop()
 
@@ -86,16 +98,65 @@ class Ingest:
 
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]
-        await self.router.handle(messages)
+        progress = await self.router.handle(messages)
+        now = asyncio.get_running_loop().time()
+        for tp in batches:
+            self.last_data[tp.partition] = now
+        for partition, ts in progress.items():
+            if ts > self.at.get(partition, ts - 1):
+                self.at[partition] = ts
+        await self.report()  # after the batch's records, on the same stage partitions
         await self.producer.flush()  # forwards and dead letters are on the broker before we commit
         offsets = {tp: records[-1].offset + 1 for tp, records in batches.items() if records}
         assert self.consumer is not None
+        metrics = self.router.out.metrics
+        for tp, position in offsets.items():
+            high = self.consumer.highwater(tp)
+            if high is not None:  # consumer lag, as of the last fetch
+                metrics.set("sunset_stream_input_lag_messages", max(0, high - position), partition=str(tp.partition))
         try:
             await self.consumer.commit(offsets)
         except (CommitFailedError, KafkaError) as exc:
             # A rebalance took the partitions: their new owner re-reads from the last commit,
             # the stages drop what they have already seen (event ids). At-least-once.
             log.warning("commit failed (%s); the batch will be read again", exc)
+
+
+    async def report(self) -> None:
+        """Tell every stage partition the progress of this worker's input partitions, when it
+        changed. A partition caught up (position at its end offset) and silent for `idle_after`
+        seconds is reported idle: it no longer holds the watermark back."""
+        assert self.consumer is not None
+        topic = self.settings.input_topic
+        total = len(self.consumer.partitions_for_topic(topic) or ())
+        if not total:
+            return
+        assigned = sorted(tp.partition for tp in self.consumer.assignment() if tp.topic == topic)
+        now = asyncio.get_running_loop().time()
+        for partition in assigned:
+            self.last_data.setdefault(partition, now)
+        idle = set() if self.told is None else {p for p in self.told[2] if p in assigned}
+        if now - self.checked >= min(1.0, self.settings.idle_after / 4):  # at most once a second
+            self.checked = now
+            idle = await self._idle([p for p in assigned if now - self.last_data[p] >= self.settings.idle_after])
+        at = {p: self.at[p] for p in assigned if p in self.at}
+        if self.told == (total, at, idle):
+            return
+        await self.router.report(input_report(total, at, idle))
+        self.told = (total, at, idle)
+
+    async def _idle(self, quiet: list[int]) -> set[int]:
+        """Which of the quiet partitions are caught up (asked of the broker now, not the last fetch)."""
+        assert self.consumer is not None
+        if not quiet:
+            return set()
+        tps = [TopicPartition(self.settings.input_topic, p) for p in quiet]
+        try:
+            ends = await self.consumer.end_offsets(tps)
+            return {tp.partition for tp in tps if await self.consumer.position(tp) >= ends[tp]}
+        except KafkaError as exc:
+            log.warning("could not read the input's end offsets (%s)", exc)
+            return set()
 
 
 async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics: list[Any]) -> None:

@@ -16,6 +16,10 @@ HELP = {
     "sunset_stream_changelog_writes_total": "Table changelog records written, by table.",
     "sunset_stream_batches_total": "Batches processed, by stage.",
     "sunset_stream_users_expired_total": "Users dropped from the actors table after the idle horizon.",
+    "sunset_stream_input_lag_messages": "Input messages not read yet (high watermark minus position), by partition.",
+    "sunset_stream_watermark_seconds": "Event time (epoch seconds) a stage partition has released up to.",
+    "sunset_stream_late_events_total": "Events older than the watermark when they arrived, by stage.",
+    "sunset_stream_redelivered_total": "Records read again after a restart or rebalance and skipped, by stage.",
     "sunset_receiver_requests_total": "HTTP requests to the receiver, by status code.",
     "sunset_receiver_events_total": "Events published by the receiver.",
     "sunset_receiver_bytes_total": "Request body bytes accepted by the receiver.",
@@ -42,6 +46,11 @@ class Metrics:
 
     def __init__(self) -> None:
         self._counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        self._gauges: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+
+    def set(self, name: str, value: float, **labels: str) -> None:
+        """A gauge: the latest value."""
+        self._gauges[(name, tuple(sorted(labels.items())))] = value
 
     def inc(self, name: str, value: float = 1, **labels: str) -> None:
         key = (name, tuple(sorted(labels.items())))
@@ -59,6 +68,10 @@ class Metrics:
             for (n, labels), value in sorted(self._counters.items()):
                 if n == name:
                     lines.append(f"{name}{_labels(dict(labels))} {_number(value)}")
+        for name in sorted({name for name, _ in self._gauges}):
+            lines += [f"# HELP {name} {HELP.get(name, name)}", f"# TYPE {name} gauge"]
+            lines += [f"{name}{_labels(dict(labels))} {_number(value)}"
+                      for (n, labels), value in sorted(self._gauges.items()) if n == name]
         for name, value in sorted((gauges or {}).items()):
             lines += [f"# TYPE {name} gauge", f"{name} {_number(value)}"]
         return "\n".join(lines) + "\n"

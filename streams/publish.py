@@ -1,7 +1,9 @@
 """`sunset stream publish`: lines of a JSONL file (and snapshot records) to the input topic.
 
 Lines go as they are, one message each — the worker, not this command, decides what is a dead
-letter — so publishing a file and replaying it see the same input.
+letter — so publishing a file and replaying it see the same input. Each is keyed like the receiver
+keys GitLab's events (`entity_path`; a snapshot record by its `project`), so the input partitions
+hold what they would hold in production.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+
+import orjson
 
 from streams.kafka import ensure_topics, new_producer
 from streams.settings import StreamSettings
@@ -21,11 +25,25 @@ async def publish_messages(settings: StreamSettings, messages: list[bytes]) -> i
     producer = new_producer(settings)
     await producer.start()
     try:
-        futures = [await producer.send(settings.input_topic, message) for message in messages]
+        futures = [await producer.send(settings.input_topic, message, key=message_key(message))
+                   for message in messages]
         await asyncio.gather(*futures)
     finally:
         await producer.stop()
     return len(messages)
+
+
+def message_key(message: bytes) -> bytes | None:
+    """The receiver's key for an event (`entity_path`), or a snapshot record's `project`; None for
+    anything else (an array, a line that is not JSON)."""
+    try:
+        doc = orjson.loads(message)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    path = doc.get("entity_path") if "entity_path" in doc else doc.get("project")
+    return path.encode() if isinstance(path, str) else None
 
 
 def publish_files(settings: StreamSettings, events: Path | None, snapshot: Path | None) -> int:

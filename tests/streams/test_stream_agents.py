@@ -14,14 +14,17 @@ from faust.transport.drivers.aiokafka import Producer
 from streamkit import event
 
 from streams.app import create_app
-from streams.batching import MARKER_PREFIX, encode_lines, partition_for
+from streams.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
 from streams.events import Rejected, compact, normalize
-from streams.handlers import Outputs, Router
+from streams.eventtime import PROGRESS, actor_report, input_report, progress_key
+from streams.handlers import Outputs
 from streams.metrics import Metrics
+from streams.router import Router
 from streams.settings import load_settings
 
 Sent = list[tuple[str, Any, Any, Any]]
 APP = "agents"
+BASE = 1748854800.0  # streamkit.at(0)
 
 
 @pytest.fixture
@@ -50,14 +53,24 @@ def new_app(tmp_path: Path) -> Any:
     return app
 
 
-def stage_message(*raws: dict[str, Any]) -> bytes:
+def stage_message(*raws: dict[str, Any], through: float | None = None) -> bytes:
+    """Stage records, then (`through`: a second of `streamkit.at`) the progress reports that move
+    the watermark there: the one input partition idle at it, and every actor partition released to it."""
     records = []
     for raw in raws:
         out = normalize(raw)
         assert not isinstance(out, Rejected)
         records.append(compact(out))
+    if through is not None:
+        ts = BASE + through
+        records += [input_report(1, {0: ts}, {0}), *(actor_report(p, 4, ts) for p in range(4))]
     (message,) = encode_lines(records)
     return message
+
+
+def state_writes(sent: Sent, topic: str) -> list[tuple[Any, bool, Any]]:
+    """(key, tombstone, partition) of the changelog records that are state (not markers or progress)."""
+    return [(k, v is None, p) for t, k, v, p in sent if t == topic and not is_marker(k)]
 
 
 async def until(check: Callable[[], bool]) -> None:
@@ -76,7 +89,7 @@ def test_projects_agent_writes_each_key_once_then_a_tail_marker(tmp_path: Path, 
     async def scenario() -> None:
         async with app.agents["projects"].test_context() as agent:
             await agent.put(stage_message(*downloads, downloads[0]), partition=2, wait=False)
-            await agent.put(stage_message(public), partition=2, wait=False)
+            await agent.put(stage_message(public, through=9), partition=2, wait=False)
             await until(lambda: any(t == f"{APP}-projects-changelog" and str(k).startswith(MARKER_PREFIX)
                                     for t, k, _, _ in sent))
 
@@ -84,14 +97,15 @@ def test_projects_agent_writes_each_key_once_then_a_tail_marker(tmp_path: Path, 
     value = app.tables["projects"].data["a/x"]
     assert value["downloads"] == {"repository_download_operation": 3, "public_repository_download_operation": 1}
     changelog = [(k, p) for t, k, _, p in sent if t == f"{APP}-projects-changelog"]
-    assert changelog == [("a/x", 2), (f"{MARKER_PREFIX}2", 2)]
+    assert sorted(changelog[:-1]) == [(progress_key(2), 2), ("a/x", 2)]  # each key once, then the marker
+    assert changelog[-1] == (f"{MARKER_PREFIX}2", 2)
     findings = [(k, orjson.loads(v)["kind"]) for t, k, v, _ in sent if t == "sunset-findings"]
     assert findings == [("visibility_changed:a/x", "visibility_changed")]
 
 
 def test_a_failing_line_is_a_dead_letter_and_the_rest_is_processed(tmp_path: Path, sent: Sent) -> None:
     app = new_app(tmp_path)
-    good = stage_message(event("repository_download_operation", 1, project="a/y", ident=1))
+    good = stage_message(event("repository_download_operation", 1, project="a/y", ident=1), through=1)
     broken = b'{"event_type": "repository_download_operation", "pkey": "a/y"}'  # no id, ts…
 
     async def scenario() -> None:
@@ -113,12 +127,16 @@ def test_actors_agent_forwards_accesses_to_the_accessed_projects_partition(tmp_p
 
     async def scenario() -> None:
         async with app.agents["actors"].test_context() as agent:
-            await agent.put(stage_message(login, access), partition=partition_for("7", 4), wait=False)
+            await agent.put(stage_message(login, access, through=1), partition=partition_for("7", 4), wait=False)
             await until(lambda: any(t == f"{APP}-by-project" for t, *_ in sent))
 
     asyncio.run(scenario())
-    (forward,) = [(orjson.loads(v), p) for t, _, v, p in sent if t == f"{APP}-by-project"]
+    forwards = [(orjson.loads(v), p) for t, _, v, p in sent if t == f"{APP}-by-project"]
+    (forward,) = [(r, p) for r, p in forwards if r["event_type"] != PROGRESS]
     record, partition = forward
+    # then every project partition hears how far this actor partition has released (after the access)
+    assert [(r["source"], r["at"], p) for r, p in forwards[1:]] == [
+        ("actors", {str(partition_for("7", 4)): BASE + 1}, p) for p in range(4)]
     assert partition == partition_for("a/shared", 4)
     assert (record["event_type"], record["id"], record["origin"], record["entity_path"]) == (
         "sunset_job_token_access", "access:31", "a/deploy", "a/shared")
@@ -176,16 +194,16 @@ def test_actors_agent_tombstones_users_idle_past_the_horizon(tmp_path: Path, sen
 
     async def scenario() -> None:
         async with app.agents["actors"].test_context() as agent:
-            await agent.put(stage_message(event("repository_git_operation", 0, author=old, details=clone)),
+            await agent.put(stage_message(event("repository_git_operation", 0, author=old, details=clone), through=0),
                             partition=3, wait=False)
             await until(lambda: any(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent))
             # 700 s later (horizon: 600 s): the first user is idle, the second is new
-            await agent.put(stage_message(event("repository_git_operation", 700, author=new, details=clone)),
-                            partition=3, wait=False)
+            await agent.put(stage_message(event("repository_git_operation", 700, author=new, details=clone),
+                                          through=700), partition=3, wait=False)
             await until(lambda: sum(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent) == 2)
 
     asyncio.run(scenario())
-    writes = [(k, v is None, p) for t, k, v, p in sent if t == changelog and not str(k).startswith(MARKER_PREFIX)]
+    writes = state_writes(sent, changelog)
     assert sorted(writes) == sorted([(str(old), False, 3), (str(new), False, 3), (str(old), True, 3)])
     assert writes[0] == (str(old), False, 3)  # the first batch; the second writes `new` and the tombstone
-    assert list(app.tables["actors"].data) == [str(new)]
+    assert [k for k in app.tables["actors"].data if not is_marker(k)] == [str(new)]

@@ -25,6 +25,7 @@ def run(events: list[dict[str, Any]], settings: DetectorSettings | None = None) 
     findings: list[dict[str, Any]] = []
     for raw in events:
         findings += engine.apply(norm(raw))
+    findings += [finding.as_dict() for finding in engine.finish()]
     return engine, findings
 
 
@@ -42,7 +43,7 @@ def test_tallies_split_by_type_and_count_each_id_once() -> None:
                                                    "public_repository_download_operation": 0}
     assert engine.projects["a/y"]["downloads"] == {"repository_download_operation": 0,
                                                    "public_repository_download_operation": 1}
-    assert engine.stats == {"events": 4, "duplicates": 1, "ignored": 0, "users_expired": 0}
+    assert engine.stats == {"events": 4, "duplicates": 1, "ignored": 0, "late": 0, "users_expired": 0}
     assert findings == []
 
 
@@ -56,14 +57,16 @@ def test_a_project_under_both_types_changed_visibility_once() -> None:
                          "then_type": "public_repository_download_operation", "at": "2025-06-02T09:01:01.000Z"}]
 
 
-def test_dedup_record_is_bounded_and_expires_on_event_time() -> None:
-    settings = limits(dedup_ttl=60, dedup_max=16)
+def test_dedup_record_expires_on_event_time_not_on_a_count_of_ids() -> None:
+    settings = limits(dedup_ttl=60)
     events = [event("repository_download_operation", s, project="a/x", ident=s) for s in range(20)]
     events.append(event("repository_download_operation", 200, project="a/x", ident=999))
     engine, _ = run(events, settings)
     assert engine.projects["a/x"]["seen"] == {"999": 1748855000.0}  # ids 0..19 expired (older than 60 s)
-    engine, _ = run([event("repository_download_operation", s, project="a/x", ident=s) for s in range(20)], settings)
-    assert sorted(engine.projects["a/x"]["seen"], key=int) == [str(i) for i in range(4, 20)]  # 16 newest
+    busy = [event("repository_download_operation", s / 100, project="a/x", ident=s) for s in range(5000)]
+    engine, _ = run([*busy, *busy[:3000]], settings)  # 5,000 ids within 50 s, then 3,000 repeats
+    assert (len(engine.projects["a/x"]["seen"]), engine.projects["a/x"]["downloads"]["repository_download_operation"],
+            engine.stats["duplicates"]) == (5000, 5000, 3000)
 
 
 def test_an_expired_id_counts_again() -> None:
@@ -250,7 +253,10 @@ def test_a_late_add_that_predates_the_access_withdraws_the_gap() -> None:
     added = event("secure_ci_job_token_project_added", 1, project="a/shared", ident=1,
                   details={"custom_message": "Project a/deploy was added to inbound list of allowed projects for "
                                              "a/shared"})
-    _, findings = run([login(5, "a/deploy"), artifact(6, "a/shared"), added])
+    # within the allowed lateness the add is applied first, in event-time order: no gap at all
+    assert run([login(5, "a/deploy"), artifact(6, "a/shared"), added])[1] == []
+    # later than that it is late: the gap was judged without it, and is withdrawn
+    _, findings = run([login(5, "a/deploy"), artifact(6, "a/shared"), added], limits(allowed_lateness=0))
     assert [(f["status"], f["resolved_at"]) for f in findings] == [("open", None),
                                                                    ("withdrawn", "2025-06-02T09:00:01.000Z")]
 
@@ -322,9 +328,10 @@ def test_users_idle_past_the_horizon_are_forgotten_at_the_next_sweep() -> None:
     events = [*clones(1, ["g/a"], start=0), *clones(2, ["g/b"], start=300), *clones(3, ["g/c"], start=700),
               *clones(4, ["g/d"], start=1250)]
     engine, _ = run(events)
-    # sweeps at 0 (nothing to drop) and 700 (cutoff 100: user 1 goes); the next one is due at 1300
+    # sweeps run on the watermark (newest - 60 s): at 240, releasing the clones at 0 (nothing to
+    # drop), and at 1190, releasing those at 700 (cutoff 590: users 1 and 2 go); next due at 1790
     assert (sorted(engine.actors), engine.stats["users_expired"], engine.sweep_at) == (
-        ["2", "3", "4"], 1, 1748854800.0 + 1300)
+        ["3", "4"], 2, 1748854800.0 + 1790)
 
 
 def test_a_sweep_keeps_users_with_recent_logins_or_waiting_events_only() -> None:
@@ -333,14 +340,14 @@ def test_a_sweep_keeps_users_with_recent_logins_or_waiting_events_only() -> None
     events = [*clones(5, ["g/x"], start=0), artifact(0, "g/y", user=5), login(599, "a/deploy"),
               artifact(600.5, "a/shared", user=9, ip="10.8.8.8"), artifact(601, "a/shared"),
               login(598, "a/build", user=9, ip="10.8.8.8")]
-    engine, findings = run(events)
+    engine, findings = run(events, limits(allowed_lateness=0))  # the watermark at the newest event
     assert (sorted(engine.actors), engine.stats["users_expired"]) == (["7", "9"], 1)
     assert [(f["source_project"], f["target_project"], f["user"]["id"]) for f in findings] == [
         ("a/deploy", "a/shared", 7), ("a/build", "a/shared", 9)]
 
 
 def test_a_stream_of_ever_new_users_keeps_only_the_recent_ones() -> None:
-    engine = Engine(limits())
+    engine = Engine(limits(allowed_lateness=0))  # the watermark at the newest event
     for second in range(10_000):  # a new user every second, each downloading once
         engine.apply(norm(event("repository_download_operation", second, author=100 + second, ident=second)))
     # the last sweep ran at 9600 and kept users seen from 9000 on: 600 + 1 of them, then 399 more
@@ -369,6 +376,7 @@ def test_expiry_changes_no_result() -> None:
     kept_findings = []
     for raw in raws:
         kept_findings += kept.apply(norm(dict(raw)))
+    kept_findings += [finding.as_dict() for finding in kept.finish()]
     swept, findings = run(raws)
     assert swept.stats["users_expired"] > 300
     assert findings == kept_findings

@@ -151,3 +151,19 @@ def test_broker_going_down_is_503(tmp_path: Path) -> None:
     assert after[0] == 503 and after[1]["error"].startswith("broker unavailable: ")
     assert 'sunset_receiver_requests_total{code="200"} 1' in metrics.splitlines()
     assert 'sunset_receiver_requests_total{code="503"} 1' in metrics.splitlines()
+
+
+def test_a_single_event_of_two_mib_is_accepted_and_published(broker: EmbeddedBroker) -> None:
+    """Under GitLab's 25 MiB body cap, one large event (here 2 MiB of details) is on the broker
+    before the 200: the producer's request size and the topic's message size follow the cap."""
+    settings = settings_for(broker.url)
+    big = event("repository_download_operation", 1, project="acme/big", ident="big-1",
+                details={"custom_message": "x" * (2 * 1024 * 1024)})
+    body = json.dumps(big).encode()
+
+    async def scenario(base: str, session: aiohttp.ClientSession) -> Any:
+        return await post(session, base, body)
+
+    assert run(settings, scenario) == (200, {"accepted": 1})
+    records = read_topic(settings.kafka_bootstrap(), settings.input_topic, lambda r: len(r) >= 1)
+    assert [(k, json.loads(v)) for k, v in records] == [(b"acme/big", big)]

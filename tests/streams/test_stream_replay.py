@@ -58,7 +58,7 @@ def test_sample_shows_every_detector() -> None:
                                            "public_repository_download_operation": 2}
     assert [d["line"] for d in doc["dead_letters"]] == [60, 61]
     assert doc["stats"] == {"lines": 61, "events": 62, "duplicates": 1, "ignored": 1, "dead_letters": 2,
-                            "findings": 5, "projects": 12, "users": 5, "users_expired": 1}
+                            "findings": 5, "projects": 12, "users": 5, "late": 0, "users_expired": 0}
 
 
 def test_without_the_user_allowlist_the_backup_bot_alerts_too() -> None:

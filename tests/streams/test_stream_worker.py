@@ -26,6 +26,7 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
 )
 
 from streams.broker import EmbeddedBroker
+from streams.events import normalize
 from streams.replay import replay_file
 from streams.snapshot import load_records
 
@@ -40,6 +41,18 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
             await admin.close()
 
     asyncio.run(run())
+
+
+def json_lines(path: Path) -> list[Any]:
+    """The JSON values of a file's lines (the ones that parse; arrays flattened)."""
+    out: list[Any] = []
+    for line in path.read_bytes().splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        out += value if isinstance(value, list) else [value]
+    return out
 
 
 def latest(records: list[tuple[bytes | None, bytes]]) -> dict[str, dict[str, Any]]:
@@ -89,6 +102,12 @@ def test_views_show_tallies_and_open_findings(sample_run: dict[str, Any]) -> Non
     ]
     health = get_json(worker.url + "/health")
     assert (health["status"], health["app"]) == ("ok", "sample")
+    # the input read to its end; every stage partition's watermark at the newest event time read
+    assert worker.metric('sunset_stream_input_lag_messages{partition="0"}') == 0
+    newest = max(e["ts"] for e in map(normalize, json_lines(SAMPLE)) if isinstance(e, dict) and e["ts"])
+    assert {worker.metric(f'sunset_stream_watermark_seconds{{partition="{p}",stage="{stage}"}}')
+            for stage in ("actors", "projects") for p in range(4)} == {newest}
+    assert get_json(worker.url + "/ready") == {"ready": True, "recovered": True, "rebalancing": False, "assigned": True}
 
 
 def test_bad_events_are_on_the_dead_letter_topic(sample_run: dict[str, Any]) -> None:
@@ -183,3 +202,23 @@ def test_idle_users_leave_the_actors_table_for_good(broker: EmbeddedBroker, tmp_
         assert (second.metric("sunset_stream_users"), second.metric("sunset_stream_users_expired_total")) == (2, 0)
     finally:
         second.stop()
+
+
+def test_an_event_of_two_mib_is_counted_and_one_that_is_bad_is_dead_lettered_whole(
+        broker: EmbeddedBroker, tmp_path: Path) -> None:
+    """Topics, producers and consumers follow the receiver's body cap (25 MiB), not Kafka's 1 MB default."""
+    padding = "x" * (2 * 1024 * 1024)
+    big = {"id": "big-1", "event_type": "repository_download_operation", "entity_path": "big/repo",
+           "entity_type": "Project", "author_id": 5, "author_name": "User 5", "ip_address": "10.0.0.5",
+           "created_at": "2025-06-02T09:00:00.000Z", "details": {"custom_message": padding}}
+    bad = {key: value for key, value in big.items() if key != "event_type"}
+    create_topic(broker.bootstrap, "large-in", 1)
+    produce(broker.bootstrap, "large-in", [json.dumps(big).encode(), json.dumps(bad).encode()])
+    worker = Worker(broker, "large", tmp_path).start()
+    try:
+        tallies = wait_for("the large download counted", lambda: try_json(worker.url + "/tallies") or None)
+        assert tallies == {"big/repo": {"repository_download_operation": 1, "public_repository_download_operation": 0}}
+        (dead,) = [json.loads(v) for _, v in read_topic(broker.bootstrap, "large-dead", lambda r: len(r) >= 1)]
+        assert (dead["reason"], json.loads(dead["payload"])) == ("missing event_type", bad)
+    finally:
+        worker.stop()

@@ -1,0 +1,140 @@
+"""Event time: the same results whatever the arrival order and the partitioning of the input.
+
+Each stage holds an event until the **watermark** passes its `created_at`, then applies the
+events it releases in `order_key` order — so every key sees its events in event-time order, and
+a detector's result depends on the set of events, not on how they arrived.
+
+* The input's watermark is the progress (the newest `created_at` read) of the slowest input
+  partition, minus the allowed lateness (`SUNSET_ALLOWED_LATENESS`). An input partition that has
+  been caught up and silent for `SUNSET_IDLE_AFTER` seconds stops holding it back; when every one
+  is, the watermark moves to the newest event time read, so the last events' findings come out.
+* The project stage also waits for the actor stage: its watermark is the lower of the input's and
+  of every actor partition's released watermark, so the accesses an actor partition releases are
+  in the project's hands before the project releases events of the same time. Downloads, which
+  no access can affect, are released by the input's watermark alone (`Registry.project_early`).
+* An event older than the watermark when it arrives is *late*: counted, applied at the next
+  release, not reordered with what was released before it.
+
+`Progress` is one stage partition's record of its upstream sources (JSON, kept in the table
+under `progress_key(partition)`, so a restarted worker resumes it). The replay
+(`streams.engine.Engine`) implements the same rules over one input: the watermark is the newest
+event time read minus the lateness, and everything is released at the end of the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streams.eventtypes import SNAPSHOT
+
+PROGRESS = "__progress__"  # the event_type of a progress record between the stages
+PROGRESS_PREFIX = "__sunset_progress__/"
+HELD = "held"  # the key of a stage value that holds events the watermark has not passed yet
+SRC = "src"  # per input partition, the highest (offset, element) a stage value has held
+FIRST = float("-inf")
+
+
+def order_key(event: dict[str, Any]) -> tuple[float, str, str]:
+    """The order a key's events are applied in: event time, then type and id (ties broken the
+    same way everywhere). Snapshot records describe what stood before them: they come first."""
+    kind = event["event_type"]
+    ident = event["id"]
+    return (FIRST if kind == SNAPSHOT else event["ts"], kind, "" if ident is None else str(ident))
+
+
+def progress_key(partition: int) -> str:
+    return f"{PROGRESS_PREFIX}{partition}"
+
+
+def input_report(partitions: int, at: dict[int, float], idle: set[int]) -> dict[str, Any]:
+    """What ingest tells every stage partition: its input partitions' progress and idleness."""
+    return {"event_type": PROGRESS, "source": "input", "n": partitions,
+            "at": {str(p): ts for p, ts in at.items()}, "idle": sorted(idle)}
+
+
+def actor_report(partition: int, partitions: int, watermark: float) -> dict[str, Any]:
+    """What an actor partition tells every project partition once it has released up to `watermark`."""
+    return {"event_type": PROGRESS, "source": "actors", "n": partitions, "at": {str(partition): watermark}}
+
+
+def new_progress() -> dict[str, Any]:
+    return {"input": {"n": None, "at": {}, "idle": []}, "actors": {"n": None, "at": {}}, "released": None}
+
+
+def merge(progress: dict[str, Any], report: dict[str, Any]) -> None:
+    """A report into a stage partition's progress: times only move forward; idleness is the latest word."""
+    part = progress[report["source"]]
+    part["n"] = report["n"]
+    at = part["at"]
+    for source, ts in report["at"].items():
+        if ts is not None and (at.get(source) is None or ts > at[source]):
+            at[source] = ts
+    if report["source"] == "input":
+        idle = {str(p) for p in part["idle"]}
+        for source in report["at"]:
+            idle.discard(source)
+        idle.update(str(p) for p in report["idle"])
+        part["idle"] = sorted(idle)
+
+
+def input_watermark(progress: dict[str, Any], lateness: float) -> float | None:
+    """The slowest active input partition's progress minus the lateness; None until every input
+    partition has reported (or is idle); the newest progress when all are idle."""
+    part = progress["input"]
+    if part["n"] is None:
+        return None
+    at, idle = part["at"], set(part["idle"])
+    active = []
+    for source in map(str, range(part["n"])):
+        if source in idle:
+            continue
+        if source not in at:
+            return None
+        active.append(at[source])
+    if active:
+        return float(min(active)) - lateness
+    return float(max(at.values())) if at else None
+
+
+def actors_watermark(progress: dict[str, Any]) -> float | None:
+    """How far every actor partition has released (None until each has said)."""
+    part = progress["actors"]
+    if part["n"] is None:
+        return None
+    times = [part["at"].get(str(p)) for p in range(part["n"])]
+    return None if any(t is None for t in times) else float(min(t for t in times if t is not None))
+
+
+def _monotonic(progress: dict[str, Any], name: str, mark: float | None) -> float:
+    released = progress.get(name)
+    if mark is None:
+        return FIRST if released is None else float(released)
+    if released is not None and released > mark:
+        return float(released)
+    progress[name] = mark
+    return mark
+
+
+def watermarks(progress: dict[str, Any], lateness: float, stage: str) -> tuple[float, float]:
+    """The stage partition's watermarks — the input's, and the one that also waits for the actor
+    stage (the same in the actor stage); neither goes back (`released*` remember the highest)."""
+    mark = input_watermark(progress, lateness)
+    first = _monotonic(progress, "released_input", mark)
+    if stage == "project" and mark is not None:
+        actors = actors_watermark(progress)
+        mark = None if actors is None else min(mark, actors)
+    return first, _monotonic(progress, "released", mark)
+
+
+def release(held: list[dict[str, Any]], mark: float, ahead: float = FIRST,
+            early: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The held events the watermark has passed, in order, and the rest. Events of the `early`
+    types are released by the `ahead` watermark (the input's, in the project stage: no access
+    can change what they do)."""
+    ready: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for event in held:
+        limit = ahead if event["event_type"] in early else mark
+        (ready if order_key(event)[0] <= limit else rest).append(event)
+    ready.sort(key=order_key)
+    return ready, rest
