@@ -75,9 +75,11 @@ def normalize_safely(raw: Any) -> dict[str, Any] | Rejected:
 
 
 def _int(value: Any) -> int | None:
+    """An id as GitLab sends it (a number, or its decimal digits); anything else is None: `'²'` is a
+    digit to `str.isdigit` but not to `int`, and Python refuses over 4,300 digits."""
     if type(value) is int:
         return value
-    if isinstance(value, str) and value.lstrip("-").isdigit():
+    if isinstance(value, str) and value.isascii() and value.lstrip("-").isdigit() and len(value) <= 20:
         return int(value)
     return None
 

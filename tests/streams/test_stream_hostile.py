@@ -16,6 +16,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+import pytest
 from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -49,6 +50,14 @@ def crash_events() -> list[dict[str, Any]]:
 
 def lines(records: Sequence[Any]) -> list[bytes]:
     return [json.dumps(record).encode() + b"\n" for record in records]
+
+
+@pytest.mark.parametrize("ident", ["²", "-", "9" * 5000, "١٢"])
+def test_ids_that_are_not_ascii_decimal_digits_are_no_ids(ident: str) -> None:
+    """Found by the hypothesis run below: `'²'.isdigit()` is true and `int('²')` raises."""
+    raw = {k: v for k, v in event(DOWNLOAD, 1, ident=1).items() if k != "author_id"}
+    out = events.normalize(raw | {"details": {"author_id": ident}})
+    assert isinstance(out, events.Rejected) or out["author_id"] is None
 
 
 def test_an_event_without_entity_path_after_a_login_is_not_an_access() -> None:
