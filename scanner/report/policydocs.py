@@ -14,9 +14,9 @@ _TIERS = {
 
 
 # Where a policy came from, as the docs say it (the policy data's `origin:` values are internal).
-_ORIGIN = {"seed": "GitLab's REST v5, GraphQL and release deprecations (where it was first announced)",
+_ORIGIN = {"deprecation-summary": "GitLab's REST v5, GraphQL and release deprecations (where it was first announced)",
            "gitlab": "GitLab's deprecation list"}
-_SHORT_ORIGIN = {"seed": "first announcement", "gitlab": "deprecation list"}
+_SHORT_ORIGIN = {"deprecation-summary": "first announcement", "gitlab": "deprecation list"}
 
 
 def _fence(text: str, lang: str = "yaml") -> str:

@@ -90,7 +90,8 @@ class PolicyModel(Strict):
     removed_in: Release | None = None
     breaking: bool
     informational: bool = False
-    origin: Literal["seed", "gitlab"]
+    # The REST v5, GraphQL and release deprecation summary sunset began from, or GitLab's deprecations list.
+    origin: Literal["deprecation-summary", "gitlab"]
     history: tuple[HistoryEntry, ...] = ()
     references: tuple[Reference, ...] = Field(min_length=1)
     # The document kinds it applies to; left out, every kind carrying a facet its matcher reads
