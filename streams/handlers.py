@@ -90,7 +90,8 @@ class _KeyedHandler:
         self.due.clear()
 
     def new_value(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """An empty value of this stage's key, from the detectors' list (streams.registry)."""
+        return REGISTRY.new_project() if self.kind == "project" else REGISTRY.new_actor()
 
     async def handle(self, events: Sequence[Any]) -> None:
         metrics = self.out.metrics
@@ -239,8 +240,6 @@ class ProjectHandler(_KeyedHandler):
     early = REGISTRY.project_early
     stage = staticmethod(project_stage)
 
-    def new_value(self) -> dict[str, Any]:
-        return REGISTRY.new_project()
 
 
 class ActorHandler(_KeyedHandler):
@@ -256,9 +255,6 @@ class ActorHandler(_KeyedHandler):
         self.by_project = by_project
         self.sweep_at: dict[int, float] = {}  # per stage partition: the watermark of its next sweep
         self.reported: dict[int, float] = {}  # per stage partition: the watermark last told the project stage
-
-    def new_value(self) -> dict[str, Any]:
-        return REGISTRY.new_actor()
 
     async def before_flush(self, views: dict[int, BatchView]) -> None:
         """Drop users idle past the horizon (`streams.engine.idle_actors`) from the partitions
