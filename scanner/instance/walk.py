@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scanner.core.document import Document
 from scanner.core.files import printable
@@ -70,47 +72,35 @@ class Context:
     releases: dict[str, list[str] | ApiError] = field(default_factory=dict)
     trees: dict[tuple[str, str, str], list[str] | ApiError] = field(default_factory=dict)
 
-    def tree(self, project: str, ref: str, folder: str) -> list[str]:
-        key = (project, ref, folder)
-        if key not in self.trees:
+    def _memo(self, table: dict[Any, Any], key: Any, fetch: Callable[[], Any]) -> Any:
+        """One API answer per key for the whole walk; an API error is remembered and raised again."""
+        if key not in table:
             try:
-                found: list[str] | ApiError = self.api.tree(project, ref, folder)
+                found = fetch()
             except ApiError as exc:
                 found = exc
             with self.lock:
-                self.trees[key] = found
-        value = self.trees[key]
+                table[key] = found
+        value = table[key]
         if isinstance(value, ApiError):
             raise value
         return value
 
+    def tree(self, project: str, ref: str, folder: str) -> list[str]:
+        found: list[str] = self._memo(self.trees, (project, ref, folder),
+                                      lambda: self.api.tree(project, ref, folder))
+        return found
+
     def default_branch(self, project: str) -> str | None:
-        if project not in self.branches:
-            try:
-                found: str | None | ApiError = self.api.project(project).default_branch
-            except ApiError as exc:
-                found = exc
-            with self.lock:
-                self.branches[project] = found
-        value = self.branches[project]
-        if isinstance(value, ApiError):
-            raise value
-        return value
+        found: str | None = self._memo(self.branches, project,
+                                       lambda: self.api.project(project).default_branch)
+        return found
 
     def version_ref(self, project: str, version: str) -> str:
         """A component version as a ref: `~latest` and `1` / `1.2` the newest matching release."""
         if version != "~latest" and not _SHORT_SEMVER.fullmatch(version):
             return version
-        if project not in self.releases:
-            try:
-                found: list[str] | ApiError = self.api.releases(project)
-            except ApiError as exc:
-                found = exc
-            with self.lock:
-                self.releases[project] = found
-        tags = self.releases[project]
-        if isinstance(tags, ApiError):
-            raise tags
+        tags: list[str] = self._memo(self.releases, project, lambda: self.api.releases(project))
         prefix = () if version == "~latest" else tuple(int(p) for p in version.split("."))
         ranked = [(v, t) for t in tags if (m := _SEMVER.fullmatch(t)) and
                   (v := tuple(int(g) for g in m.groups()))[: len(prefix)] == prefix]
