@@ -172,11 +172,20 @@ class JobTokenReachSpec(Strict):
     kind: Literal["job-token-reach"]
 
 
+class UnlessParameterSpec(Strict):
+    """The call is not reported when it sends this parameter (with a value the test accepts, or one
+    sunset cannot read: a `$VAR` could be the right value)."""
+
+    name: str
+    value: ValueSpec | None = None
+
+
 class RestApiSpec(Strict):
     kind: Literal["rest-api"]
     endpoints: tuple[str, ...] = Field(min_length=1)
     parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
     parameter_value: ValueSpec | None = None
+    unless_parameter: UnlessParameterSpec | None = None
     response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
     response_value: ValueSpec | None = None  # only reads compared with such a value
 
