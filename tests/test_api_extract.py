@@ -50,6 +50,9 @@ def test_jq_offsets_point_at_the_field_name() -> None:
         ("${CI_API_V4_URL}/runners", (), "/runners", ""),
         ("${GITLAB_API}/runners/all", ("GITLAB_API",), "/runners/all", ""),
         ("$CI_SERVER_URL/api/v4/geo_nodes)", (), "/geo_nodes", ""),
+        # the registry's own tag delete route is the one registry URL read as an API call
+        ("https://$CI_REGISTRY/v2/$CI_PROJECT_PATH/tags/reference/$TAG", (), "/v2/$CI_PROJECT_PATH/tags/reference/$TAG",
+         ""),
     ],
 )
 def test_api_url(url: str, bases: tuple[str, ...], path: str, query: str) -> None:
@@ -73,9 +76,17 @@ def test_endpoint_patterns() -> None:
     tree = compile_endpoint("* /geo_nodes/**")
     assert tree.matches("DELETE", "/geo_nodes") and tree.matches("GET", "/geo_nodes/1/status")
     assert not tree.matches("GET", "/geo_sites")
-    for bad in ("GET runners", "FETCH /runners", "GET /a/**/b"):
+    for bad in ("GET runners", "FETCH /runners"):
         with pytest.raises(ValueError):
             compile_endpoint(bad)
+
+
+def test_a_double_star_between_segments_is_one_segment_or_more() -> None:
+    tag = compile_endpoint("DELETE /v2/**/tags/reference/:tag")
+    assert tag.matches("DELETE", "/v2/acme/app/tags/reference/v1.0")
+    assert tag.matches("DELETE", "/v2/$CI_PROJECT_PATH/tags/reference/$TAG")
+    assert not tag.matches("DELETE", "/v2/tags/reference/v1.0")
+    assert not tag.matches("DELETE", "/v2/acme/app/manifests/v1.0")
 
 
 def _rest(uses: list[RestCall | GraphqlText]) -> list[tuple[str, str, list[str], list[str]]]:
@@ -153,3 +164,12 @@ def test_ruby_that_ends_mid_statement_is_read_without_error() -> None:
 
     assert extract("client = Gitlab.") == []
     assert extract('client = Gitlab.client\nclient.runner("1"')[0].path == "/runners/{}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://registry.example.com/v2/_catalog", "https://registry.example.com/v2/acme/app/manifests/v1",
+     "https://registry.example.com/v2/acme/app/tags/list", "https://example.com/v2/tags/reference/x"],
+)
+def test_other_registry_urls_are_not_api_calls(url: str) -> None:
+    assert api_url(url) is None

@@ -1,7 +1,10 @@
 """`graphql`: GraphQL fields and arguments that go away, selected by name where the selection's type
 is known from `on` (the operation root, a fragment's type condition) or from the parent path
-(`under: [runners.nodes]`). Documents come from `.graphql` files and from strings in scripts and
-source code; `$variables` sent with a query count as its arguments.
+(`under: [runners.nodes]`); argument values that go away (`values: [STORAGE]` with
+`arguments: [sort]`: an enum value, a string, or an item of a list written for that argument);
+and input types that go away (`variable_types: [RunnerMembershipFilter]`, where a `$variable` is
+declared with it). Documents come from `.graphql` files and from strings in scripts and source code;
+`$variables` sent with a query count as its arguments.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ class GraphqlRule:
     under: tuple[tuple[str, ...], ...]
     arguments: frozenset[str]
     without_argument: str | None
+    values: frozenset[str] = frozenset()
+    variable_types: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +49,8 @@ def compile(s: schema.GraphqlSpec, build: spec.Build) -> GraphqlMatcher:
 
 def _rule(s: schema.GraphqlRuleSpec) -> GraphqlRule:
     under = tuple(tuple(u.split(".")) for u in s.under)
-    return GraphqlRule(frozenset(s.fields), frozenset(s.on), under, frozenset(s.arguments), s.without_argument)
+    return GraphqlRule(frozenset(s.fields), frozenset(s.on), under, frozenset(s.arguments), s.without_argument,
+                       frozenset(s.values), frozenset(s.variable_types))
 
 
 def evaluate(
@@ -54,25 +60,33 @@ def evaluate(
     meaning "not GraphQL"."""
     from scanner.readers.api import gql  # graphql-core is imported only for GraphQL text
 
-    fields = gql.selected_fields(use.text, strict, use.variables)
+    fields, types = gql.read(use.text, strict, use.variables)
     for policy, gm in entries:
         for rule in gm.rules:
+            for name, offset in types:
+                if name in rule.variable_types:
+                    yield policy, name, use.span(offset, len(name))
             for f in fields:
-                for matched, offset in rule_hits(rule, f):
-                    yield policy, matched, use.span(offset, len(matched.rsplit(".", 1)[-1]))
+                for matched, offset, length in rule_hits(rule, f):
+                    yield policy, matched, use.span(offset, length)
 
 
-def rule_hits(rule: GraphqlRule, f: GqlField) -> Iterator[tuple[str, int]]:
+def rule_hits(rule: GraphqlRule, f: GqlField) -> Iterator[tuple[str, int, int]]:
+    """What `rule` reports in the field `f`: the matched text, its offset and its length."""
     if f.name not in rule.fields:
         return
     if (rule.on or rule.under) and not (f.on in rule.on or any(f.parents[-len(u) :] == u for u in rule.under)):
         return
-    if rule.arguments:
+    if rule.values:
+        for path, value, offset in f.values:
+            if path in rule.arguments and value in rule.values:
+                yield value, offset, len(value)
+    elif rule.arguments:
         for path, offset in f.arguments:
             if path in rule.arguments:
-                yield path, offset
+                yield path, offset, len(path.rsplit(".", 1)[-1])
     elif rule.without_argument is not None:
         if all(path.split(".", 1)[0] != rule.without_argument for path, _ in f.arguments):
-            yield f.name, f.offset
+            yield f.name, f.offset, len(f.name)
     else:
-        yield f.name, f.offset
+        yield f.name, f.offset, len(f.name)

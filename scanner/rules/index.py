@@ -18,7 +18,7 @@ from scanner.rules.any_of import leaves
 from scanner.rules.policy import Policy
 
 _API_KINDS = ("rest-api", "graphql")
-_API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab")
+_API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab|/tags/reference/")
 
 
 class PolicyIndex:

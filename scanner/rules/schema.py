@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scanner.core.versions import RELEASE_RE
 from scanner.rules.facets import check_kind_names
@@ -172,21 +172,40 @@ class JobTokenReachSpec(Strict):
     kind: Literal["job-token-reach"]
 
 
+class UnlessParameterSpec(Strict):
+    """The call is not reported when it sends this parameter (with a value the test accepts, or one
+    sunset cannot read: a `$VAR` could be the right value)."""
+
+    name: str
+    value: ValueSpec | None = None
+
+
 class RestApiSpec(Strict):
     kind: Literal["rest-api"]
     endpoints: tuple[str, ...] = Field(min_length=1)
     parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
     parameter_value: ValueSpec | None = None
+    unless_parameter: UnlessParameterSpec | None = None
     response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
     response_value: ValueSpec | None = None  # only reads compared with such a value
 
 
 class GraphqlRuleSpec(Strict):
-    fields: tuple[str, ...] = Field(min_length=1)
+    fields: tuple[str, ...] = ()
     on: tuple[str, ...] = ()
     under: tuple[str, ...] = ()
     arguments: tuple[str, ...] = ()  # report these arguments (`active`, `input.direction`)
+    values: tuple[str, ...] = ()  # only where the argument's value (enum, string, list item) is one of these
     without_argument: str | None = None  # report the field when this argument is absent
+    variable_types: tuple[str, ...] = ()  # report `$var: Type` declarations of these named types
+
+    @model_validator(mode="after")
+    def _one_target(self) -> GraphqlRuleSpec:
+        if bool(self.fields) == bool(self.variable_types):
+            raise ValueError("give `fields` or `variable_types`, not both or neither")
+        if self.values and not self.arguments:
+            raise ValueError("`values` needs `arguments`")
+        return self
 
 
 class GraphqlSpec(Strict):

@@ -1,6 +1,7 @@
 """GraphQL documents parsed with graphql-core: every selected field, its parents, its type where
-the document says it (operation root, fragment and inline-fragment type conditions) and its
-arguments, each with the offset of its name.
+the document says it (operation root, fragment and inline-fragment type conditions), its
+arguments, each with the offset of its name, and the literal values written for them (enum values
+and strings, each item of a list); and the named type of every declared `$variable`.
 
 This module imports graphql-core; import it only where a GraphQL document is parsed.
 """
@@ -12,12 +13,18 @@ from typing import Any
 from graphql import GraphQLError, parse
 from graphql.language import (
     ArgumentNode,
+    EnumValueNode,
     FieldNode,
     FragmentDefinitionNode,
     InlineFragmentNode,
+    ListTypeNode,
+    ListValueNode,
+    NonNullTypeNode,
     ObjectValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
+    StringValueNode,
+    TypeNode,
     ValueNode,
     VariableNode,
 )
@@ -46,7 +53,15 @@ def _parse(text: str, strict: bool) -> Any:
 
 
 def selected_fields(text: str, strict: bool = False, variables: tuple[str, ...] = ()) -> list[GqlField]:
-    """Every field selection in the document; [] when the text is not GraphQL (unless `strict`).
+    """Every field selection in the document; [] when the text is not GraphQL (unless `strict`)."""
+    return read(text, strict, variables)[0]
+
+
+def read(text: str, strict: bool = False,
+         variables: tuple[str, ...] = ()) -> tuple[list[GqlField], list[tuple[str, int]]]:
+    """Every field selection in the document, and every variable declaration's named type with the
+    offset of that name (`$m: [RunnerMembershipFilter!]` gives `RunnerMembershipFilter`); both
+    empty when the text is not GraphQL (unless `strict`).
 
     An argument given as `$name` gains the keys the request's variables hold under `name`
     (`input: $input` with `{"input": {"active": false}}` is the argument `input.active`), at
@@ -54,14 +69,24 @@ def selected_fields(text: str, strict: bool = False, variables: tuple[str, ...] 
     """
     doc = _parse(text, strict)
     if doc is None:
-        return []
+        return [], []
     out: list[GqlField] = []
+    types: list[tuple[str, int]] = []
     for definition in doc.definitions:
         if isinstance(definition, OperationDefinitionNode):
+            for declared in definition.variable_definitions or ():
+                named = _named(declared.type)
+                types.append((named.name.value, _start(named)))
             _walk(definition.selection_set, (), _ROOTS.get(definition.operation.value), variables, out)
         elif isinstance(definition, FragmentDefinitionNode):
             _walk(definition.selection_set, (), definition.type_condition.name.value, variables, out)
-    return out
+    return out, types
+
+
+def _named(node: TypeNode) -> Any:
+    while isinstance(node, (ListTypeNode, NonNullTypeNode)):
+        node = node.type
+    return node
 
 
 def _walk(selections: SelectionSetNode | None, parents: tuple[str, ...], on: str | None,
@@ -71,25 +96,33 @@ def _walk(selections: SelectionSetNode | None, parents: tuple[str, ...], on: str
     for node in selections.selections:
         if isinstance(node, FieldNode):
             args: list[tuple[str, int]] = []
+            values: list[tuple[str, str, int]] = []
             for arg in node.arguments or ():
-                _arguments(arg, "", variables, args)
-            out.append(GqlField(node.name.value, _start(node.name), parents, on, tuple(args)))
+                _arguments(arg, "", variables, args, values)
+            out.append(GqlField(node.name.value, _start(node.name), parents, on, tuple(args), tuple(values)))
             _walk(node.selection_set, (*parents, node.name.value), None, variables, out)
         elif isinstance(node, InlineFragmentNode):
             _walk(node.selection_set, parents, node.type_condition.name.value if node.type_condition else on,
                   variables, out)
 
 
-def _arguments(node: ArgumentNode | Any, prefix: str, variables: tuple[str, ...], out: list[tuple[str, int]]) -> None:
+def _arguments(node: ArgumentNode | Any, prefix: str, variables: tuple[str, ...], out: list[tuple[str, int]],
+               values: list[tuple[str, str, int]]) -> None:
     path = prefix + node.name.value
     out.append((path, _start(node.name)))
     value: ValueNode = node.value
     if isinstance(value, ObjectValueNode):
         for child in value.fields:
-            _arguments(child, path + ".", variables, out)
+            _arguments(child, path + ".", variables, out, values)
     elif isinstance(value, VariableNode) and variables:
         name = value.name.value + "."
         out.extend((path + "." + key[len(name):], _start(value)) for key in variables if key.startswith(name))
+    else:
+        for item in value.values if isinstance(value, ListValueNode) else (value,):
+            if isinstance(item, EnumValueNode):
+                values.append((path, item.value, _start(item)))
+            elif isinstance(item, StringValueNode) and not item.block:
+                values.append((path, item.value, _start(item) + 1))  # past the opening quote
 
 
 def _start(node: Any) -> int:

@@ -17,7 +17,7 @@ from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, lin
 from scanner.readers.api.tokens import Tok
 from scanner.readers.api.urlcalls import GRAPHQL_TEXT, document, rest_call
 
-PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql")
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql|/tags/reference/")
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
 
 

@@ -98,3 +98,6 @@ class GqlField:
     parents: tuple[str, ...]  # field names from the operation or fragment root
     on: str | None  # type of the selection set: operation root or fragment type condition
     arguments: tuple[tuple[str, int], ...]  # argument paths (`input.direction`) and offsets of their names
+    # literal values written for arguments: (path, enum value or string, offset of the value itself);
+    # a list gives one entry per item
+    values: tuple[tuple[str, str, int], ...] = ()

@@ -3,6 +3,10 @@
 A URL is a GitLab REST v4 URL when it contains `/api/v4`, starts with `$CI_API_V4_URL`, or
 starts with a variable the script (or the CI file) set to one of those. Everything after
 that prefix up to `?` or `#` is the path; the caller's segments are kept as written.
+
+One route of GitLab's container registry is read too, because GitLab's record removes it: the
+registry's own tag delete extension `/v2/<name>/tags/reference/<tag>` (its path starts at `/v2/`;
+no other registry URL is taken for an API call).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _V4 = re.compile(r"/api/v4(?=[/?#]|$)")
+_REGISTRY_TAG = re.compile(r"/v2/(?:[^/?#\s\"']+/)+tags/reference/[^/?#\s\"']+")
 _GRAPHQL = re.compile(r"/api/graphql(?=[/?#\"']|$)|\$\{?CI_API_GRAPHQL_URL\b")
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 
@@ -33,15 +38,19 @@ def _var_prefix(url: str, names: Iterable[str]) -> int | None:
 
 
 def api_url(url: str, bases: Iterable[str] = ()) -> UrlParts | None:
-    """The REST path of `url`, or None when `url` is not a GitLab REST v4 URL."""
+    """The REST path of `url`, or None when `url` is not a GitLab REST v4 URL (or the registry's tag
+    reference route)."""
     while url.endswith(")") and url.count(")") > url.count("("):
         url = url[:-1]  # the last word of `X=$(curl … URL)`
     start = _var_prefix(url, ("CI_API_V4_URL", *bases))
     if start is None:
         m = _V4.search(url)
-        if m is None:
+        if m is not None:
+            start = m.end()
+        elif registry := _REGISTRY_TAG.search(url):
+            start = registry.start()
+        else:
             return None
-        start = m.end()
     end = len(url)
     for stop in "?#":
         at = url.find(stop, start)
@@ -90,7 +99,8 @@ def normalise(path: str) -> str:
 
 
 def compile_endpoint(text: str) -> Endpoint:
-    """Segments are literal, `:name` (any one segment) or a final `**` (any rest, or nothing)."""
+    """Segments are literal, `:name` (any one segment), `**` at the end (any rest, or nothing) or
+    `**` before other segments (one segment or more: a registry repository's path)."""
     method_text, _, path = text.strip().partition(" ")
     path = path.strip()
     if not path.startswith("/"):
@@ -102,9 +112,7 @@ def compile_endpoint(text: str) -> Endpoint:
     segments = [s for s in path.split("/") if s]
     for i, seg in enumerate(segments):
         if seg == "**":
-            if i != len(segments) - 1:
-                raise ValueError(f"endpoint {text!r}: `**` only at the end")
-            parts.append("(?:/[^/]+)*")
+            parts.append("(?:/[^/]+)*" if i == len(segments) - 1 else "(?:/[^/]+)+")
         elif seg.startswith(":"):
             parts.append("/[^/]+")
         else:

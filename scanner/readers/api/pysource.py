@@ -39,7 +39,7 @@ from scanner.readers.api.pyvalues import (
     template,
 )
 
-PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|/api/graphql|CI_API_GRAPHQL_URL|graphql|gql|"
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|/api/graphql|CI_API_GRAPHQL_URL|graphql|gql|/tags/reference/|"
                        r"^\s*(?:import|from)\s+gitlab\b", re.M)
 _GRAPHQL = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b[^{}]*\{")
 Use = RestCall | GraphqlText

@@ -20,7 +20,7 @@ from scanner.readers.api.rubylex import lex
 from scanner.readers.api.tokens import Tok
 from scanner.readers.api.urlcalls import GRAPHQL_TEXT, document, rest_call
 
-PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|\bGitlab(?:\.|::Client)", re.IGNORECASE)
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|/tags/reference/|\bGitlab(?:\.|::Client)", re.IGNORECASE)
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
 _NET_HTTP = {"Get": "GET", "Post": "POST", "Put": "PUT", "Patch": "PATCH", "Delete": "DELETE"}
 _LITERALS = {"true": True, "false": False, "nil": None}
