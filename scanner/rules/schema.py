@@ -212,7 +212,8 @@ class RequiredKeysSpec(Strict):
     keys: tuple[str, ...] = ()
     first: str | None = None  # when present, this key must come first
     where: str | None = None  # check only mappings holding this key (`secrets`); hidden (`.name`) ones are skipped
-    skip: tuple[str, ...] = ()  # mappings holding any of these keys are not judged (`extends`: not resolved)
+    # CI jobs: keys come also from the jobs a mapping `extends:` in the same file; one from elsewhere: not judged
+    extends: bool = False
     unless: str | None = None  # JSONPath: when it matches in the document, nothing is reported
 
 
