@@ -162,7 +162,7 @@ class JsonPathSpec(Strict):
 class CommandSpec(Strict):
     kind: Literal["command"]
     programs: tuple[str, ...] = Field(min_length=1)
-    subcommand: str | None = None
+    subcommand: str | None = None  # also with Rake's `[args]`; a trailing `*` matches any word it begins
     flags: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
     value: ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
