@@ -21,7 +21,7 @@ from pathlib import Path
 from scanner import __version__
 from scanner.rules.policy import Policy
 
-_FORMAT = 4  # 2: required-keys matchers carry where/skip/unless (issue 12); 3: policies carry fix hints; 4: extends
+_FORMAT = 5  # 2: required-keys where/skip/unless (issue 12); 3: fix hints; 4: required-keys extends; 5: jsonpath key
 KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 

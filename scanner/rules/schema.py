@@ -157,6 +157,7 @@ class JsonPathSpec(Strict):
     kind: Literal["jsonpath"]
     path: str
     value: ValueSpec | None = None
+    key: ValueSpec | None = None  # a test on the name of the key matched (`$.*` with a key longer than 255)
 
 
 class CommandSpec(Strict):
