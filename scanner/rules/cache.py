@@ -21,7 +21,9 @@ from pathlib import Path
 from scanner import __version__
 from scanner.rules.policy import Policy
 
-_FORMAT = 5  # 2: required-keys where/skip/unless (issue 12); 3: fix hints; 4: required-keys extends; 5: jsonpath key
+# 2: required-keys where/skip/unless (issue 12); 3: fix hints; 4: required-keys extends; 5: jsonpath key;
+# 6: template-include unless_set, if_set
+_FORMAT = 6
 KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 

@@ -140,6 +140,8 @@ class ValueSpec(Strict):
 class TemplateIncludeSpec(Strict):
     kind: Literal["template-include"]
     templates: tuple[str, ...] = Field(min_length=1)
+    unless_set: tuple[str, ...] = ()  # variables that, set anywhere in the file, settle it (no finding)
+    if_set: tuple[str, ...] = ()  # when given, only files setting one of these variables are reported
 
 
 class CiVariableSpec(Strict):
