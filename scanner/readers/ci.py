@@ -157,6 +157,14 @@ def inherited_keys(root: dict[str, Any], body: dict[str, Any]) -> frozenset[str]
     return frozenset(keys)
 
 
+def inherits_default(body: dict[str, Any], key: str) -> bool:
+    """Whether a job takes `key` from `default:`: not with `inherit: default: false`, nor with a
+    `inherit: default: [...]` list that leaves the key out."""
+    inherit = body.get("inherit")
+    chosen = inherit.get("default", True) if isinstance(inherit, dict) else True
+    return chosen is not False and (not isinstance(chosen, list) or key in chosen)
+
+
 def variable_blocks(doc: Document) -> list[tuple[Route, dict[str, Any]]]:
     """Every place a variable is set: global, per job, and include `inputs:` (computed once per document)."""
     return _memo(doc, "variable_blocks", _variable_blocks)

@@ -3,7 +3,8 @@ one key first. Keys a template writes (`<%= database %>:`) are not known, so suc
 `where` narrows the check to mappings holding a key (a CI job with `secrets:` must hold `id_tokens:`),
 `extends` judges a CI job with the keys of the jobs it `extends:` in the same file too (hidden `.base`
 jobs included; a job extending one from an include is not judged), and `unless` is a JSONPath
-that, matching anywhere, settles the document (`default: id_tokens:`)."""
+that, matching anywhere, settles the document (`default: id_tokens:`) — for CI jobs, except those
+that refuse `default:` with `inherit: default: false` (or a list without the key)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Documen
     from scanner.readers.settings.templated import is_templated  # settings files only
 
     for policy, m in entries:
-        if m.unless is not None and any(True for _ in matches(doc, *m.unless)):
+        settled = m.unless is not None and any(True for _ in matches(doc, *m.unless))
+        if settled and not m.extends:
             continue
         for route, mapping in matches(doc, m.expression, m.required_keys):
             if len(route) < 2 or not isinstance(mapping, dict) or any(is_templated(str(k)) for k in mapping):
@@ -59,6 +61,8 @@ def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Documen
                 continue
             if m.where is not None and (m.where not in present or str(route[-1]).startswith(".")):
                 continue
+            if settled and all(ci.inherits_default(mapping, k) for k in m.keys):
+                continue  # `default:` gives the job the keys (a CI job can refuse them with `inherit:`)
             if any(k not in present for k in m.keys):
                 yield Hit(policy, route, "key", str(route[-1]))
             first = next(iter(mapping), None)
