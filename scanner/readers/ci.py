@@ -134,6 +134,37 @@ def _jobs(doc: Document) -> Iterator[tuple[Route, dict[str, Any]]]:
                 yield (index, name), body
 
 
+# GitLab refuses `extends:` nested deeper than this (`Gitlab::Ci::Config::Extendable::Entry::MAX_NESTING_LEVELS`).
+MAX_EXTENDS_DEPTH = 10
+
+
+def inherited_keys(root: dict[str, Any], body: dict[str, Any]) -> frozenset[str] | None:
+    """A job's keys together with those of the jobs it `extends:` in the same file, as GitLab merges
+    them; None when a job it extends is not in this file (it comes from an include) or nests too deep."""
+    keys: set[str] = set()
+    pending: list[tuple[dict[str, Any], int]] = [(body, 0)]
+    while pending:
+        job, depth = pending.pop()
+        keys.update(str(k) for k in job)
+        parents = job.get("extends")
+        if parents is None:
+            continue
+        for name in parents if isinstance(parents, list) else [parents]:
+            parent = root.get(name) if isinstance(name, str) else None
+            if not isinstance(parent, dict) or depth >= MAX_EXTENDS_DEPTH:
+                return None
+            pending.append((parent, depth + 1))
+    return frozenset(keys)
+
+
+def inherits_default(body: dict[str, Any], key: str) -> bool:
+    """Whether a job takes `key` from `default:`: not with `inherit: default: false`, nor with a
+    `inherit: default: [...]` list that leaves the key out."""
+    inherit = body.get("inherit")
+    chosen = inherit.get("default", True) if isinstance(inherit, dict) else True
+    return chosen is not False and (not isinstance(chosen, list) or key in chosen)
+
+
 def variable_blocks(doc: Document) -> list[tuple[Route, dict[str, Any]]]:
     """Every place a variable is set: global, per job, and include `inputs:` (computed once per document)."""
     return _memo(doc, "variable_blocks", _variable_blocks)

@@ -251,16 +251,23 @@ def command_program(words: list[Token], programs: frozenset[str]) -> int | None:
     return None
 
 
+_WRAPPERS = frozenset({"sudo", "env", "exec", "time", "nohup", "command", "eval"})
+_ARGUMENT_OPTIONS = {"sudo": frozenset({"-u", "-g", "-p", "-C", "-D", "-U"}), "env": frozenset({"-u", "-C", "-S"})}
+
+
 def program_index(words: list[Token]) -> int | None:
-    """Index of the program word: after `VAR=value` prefixes and wrappers like sudo/env."""
-    wrappers = {"sudo", "env", "exec", "time", "nohup", "command", "eval"}
+    """Index of the program word, after `VAR=value`, wrappers and their options (`sudo -u git -H bundle exec`)."""
+    wrapper, skip = "", -1
     for i, tok in enumerate(words):
         t = tok.text
-        if "=" in t and t.split("=", 1)[0].isidentifier():
+        if i == skip or "=" in t and t.split("=", 1)[0].isidentifier():
             continue
-        if t in wrappers or (i > 0 and words[i - 1].text in ("sudo", "env") and t.startswith("-")):
-            continue
-        return i
+        if wrapper in _ARGUMENT_OPTIONS and t.startswith("-"):
+            skip = i + 1 if t in _ARGUMENT_OPTIONS[wrapper] else skip
+        elif t in _WRAPPERS or (t == "bundle" and i + 1 < len(words) and words[i + 1].text == "exec"):
+            wrapper = t
+        else:
+            return i
     return None
 
 

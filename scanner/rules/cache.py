@@ -21,8 +21,9 @@ from pathlib import Path
 from scanner import __version__
 from scanner.rules.policy import Policy
 
-_FORMAT = 4  # 2: required-keys matchers carry where/skip/unless (issue 12); 3: policies carry fix hints;
-# 4: graphql rules carry values/variable_types, rest-api matchers unless_parameter (issue 12)
+# 2: required-keys where/skip/unless (issue 12); 3: fix hints; 4: required-keys extends; 5: jsonpath key;
+# 6: template-include unless_set, if_set; 7: graphql values/variable_types, rest-api unless_parameter
+_FORMAT = 7
 KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 

@@ -65,12 +65,12 @@ def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: J
         if at is None:
             continue
         rest = words_[at + 1 :]
-        sub = next((w for w in rest[:3] if w.text == m.subcommand), None)
+        sub = next((w for w in rest[:3] if _is_subcommand(w.text, m.subcommand)), None)
         if m.subcommand is not None and sub is None:
             continue
         used = True
         if sub is not None and not m.flags and not m.env:  # the subcommand itself is what goes
-            yield Hit(policy, item.route, "value", sub.text, sub.span)
+            yield Hit(policy, item.route, "value", sub.text.split("[", 1)[0], sub.span)  # not Rake's arguments (tokens)
         for k, w in enumerate(rest):
             flag = w.text.split("=", 1)[0]
             if flag in m.flags and _flag_value_ok(m, w, rest[k + 1 : k + 2]):
@@ -81,6 +81,16 @@ def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: J
                 continue  # `docker run -e NAME=value IMAGE register`: the next word is checked
     if used and m.env:
         yield from _env_elsewhere(doc, policy, m, job, cmds)
+
+
+def _is_subcommand(word: str, subcommand: str | None) -> bool:
+    """`word` names the subcommand: exactly, with Rake's arguments (`import:github[token,42]`), or,
+    for a subcommand ending in `*`, any word it begins (`geo:db:*`)."""
+    if subcommand is None:
+        return False
+    if subcommand.endswith("*"):
+        return word.startswith(subcommand[:-1]) and len(word) > len(subcommand) - 1
+    return word == subcommand or word.startswith(subcommand + "[")
 
 
 def _env_elsewhere(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: Job) -> Iterator[Hit]:

@@ -30,11 +30,12 @@ class JsonPathMatcher(spec.Matcher):
     text: str
     required_keys: frozenset[str]
     value: spec.ValueTest | None
+    key: spec.ValueTest | None = None  # a test on the matched key's own name (a job name's length)
 
 
 def compile(s: schema.JsonPathSpec, build: spec.Build) -> JsonPathMatcher:
     expr, keys = compile_path(s.path)
-    return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value))
+    return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value), spec.value_test(s.key))
 
 
 def matches(doc: Document, expression: JSONPath, keys: frozenset[str]) -> Iterator[tuple[Route, Any]]:
@@ -62,22 +63,23 @@ class Group:
 
     expression: JSONPath
     required_keys: frozenset[str]
-    tests: tuple[tuple[Policy, spec.ValueTest | None], ...]
+    tests: tuple[tuple[Policy, spec.ValueTest | None, spec.ValueTest | None], ...]
 
 
 def grouped(entries: Iterable[tuple[Policy, JsonPathMatcher]]) -> list[Group]:
     by_text: dict[str, list[tuple[Policy, JsonPathMatcher]]] = {}
     for policy, m in entries:
         by_text.setdefault(m.text, []).append((policy, m))
-    return [Group(same[0][1].expression, same[0][1].required_keys, tuple((p, m.value) for p, m in same))
+    return [Group(same[0][1].expression, same[0][1].required_keys, tuple((p, m.value, m.key) for p, m in same))
             for same in by_text.values()]
 
 
 def evaluate(groups: Iterable[Group], doc: Document) -> Iterator[Hit]:
     for group in groups:
         for route, value in matches(doc, group.expression, group.required_keys):
-            for policy, test in group.tests:
-                yield from _tested(policy, test, route, value)
+            for policy, test, key in group.tests:
+                if key is None or key.accepts(route[-1]):
+                    yield from _tested(policy, test, route, value)
 
 
 def _tested(policy: Policy, test: spec.ValueTest | None, route: Route, value: Any) -> Iterator[Hit]:

@@ -1,8 +1,10 @@
 """`required-keys`: mappings that must hold some keys (`ci:` next to `main:` in `database.yml`) or
 one key first. Keys a template writes (`<%= database %>:`) are not known, so such mappings are skipped.
 `where` narrows the check to mappings holding a key (a CI job with `secrets:` must hold `id_tokens:`),
-`skip` leaves out mappings holding keys that are not resolved (`extends:`), and `unless` is a JSONPath
-that, matching anywhere, settles the document (`default: id_tokens:`)."""
+`extends` judges a CI job with the keys of the jobs it `extends:` in the same file too (hidden `.base`
+jobs included; a job extending one from an include is not judged), and `unless` is a JSONPath
+that, matching anywhere, settles the document (`default: id_tokens:`) — for CI jobs, except those
+that refuse `default:` with `inherit: default: false` (or a list without the key)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from jsonpath_ng.jsonpath import JSONPath
 
 from scanner.core.document import Document
+from scanner.readers import ci
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.jsonpath import matches
@@ -31,7 +34,7 @@ class RequiredKeysMatcher(spec.Matcher):
     keys: tuple[str, ...]
     first: str | None
     where: str | None = None
-    skip: frozenset[str] = frozenset()
+    extends: bool = False
     unless: tuple[JSONPath, frozenset[str]] | None = None
 
 
@@ -40,24 +43,33 @@ def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatche
         raise ValueError("give `keys`, `first`, or both")
     expr, keys = compile_path(s.path)
     unless = compile_path(s.unless) if s.unless else None
-    return RequiredKeysMatcher(expr, keys, s.keys, s.first, s.where, frozenset(s.skip), unless)
+    return RequiredKeysMatcher(expr, keys, s.keys, s.first, s.where, s.extends, unless)
 
 
 def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Document) -> Iterator[Hit]:
     from scanner.readers.settings.templated import is_templated  # settings files only
 
     for policy, m in entries:
-        if m.unless is not None and any(True for _ in matches(doc, *m.unless)):
+        settled = m.unless is not None and any(True for _ in matches(doc, *m.unless))
+        if settled and not m.extends:
             continue
         for route, mapping in matches(doc, m.expression, m.required_keys):
             if len(route) < 2 or not isinstance(mapping, dict) or any(is_templated(str(k)) for k in mapping):
                 continue
-            if m.where is not None and (m.where not in mapping or str(route[-1]).startswith(".")):
+            present = _keys(doc, route, mapping) if m.extends else mapping.keys()
+            if present is None:
                 continue
-            if m.skip & mapping.keys():
+            if m.where is not None and (m.where not in present or str(route[-1]).startswith(".")):
                 continue
-            if any(k not in mapping for k in m.keys):
+            if settled and all(ci.inherits_default(mapping, k) for k in m.keys):
+                continue  # `default:` gives the job the keys (a CI job can refuse them with `inherit:`)
+            if any(k not in present for k in m.keys):
                 yield Hit(policy, route, "key", str(route[-1]))
             first = next(iter(mapping), None)
             if m.first is not None and m.first in mapping and first != m.first:
                 yield Hit(policy, route + (first,), "key", str(route[-1]))
+
+
+def _keys(doc: Document, route: tuple[object, ...], mapping: dict[object, object]) -> frozenset[str] | None:
+    root = doc.data.roots[route[0]] if isinstance(route[0], int) and len(route) == 2 else None
+    return ci.inherited_keys(root, mapping) if isinstance(root, dict) else None  # type: ignore[arg-type]

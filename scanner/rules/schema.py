@@ -140,6 +140,8 @@ class ValueSpec(Strict):
 class TemplateIncludeSpec(Strict):
     kind: Literal["template-include"]
     templates: tuple[str, ...] = Field(min_length=1)
+    unless_set: tuple[str, ...] = ()  # variables that, set anywhere in the file, settle it (no finding)
+    if_set: tuple[str, ...] = ()  # when given, only files setting one of these variables are reported
 
 
 class CiVariableSpec(Strict):
@@ -157,12 +159,13 @@ class JsonPathSpec(Strict):
     kind: Literal["jsonpath"]
     path: str
     value: ValueSpec | None = None
+    key: ValueSpec | None = None  # a test on the name of the key matched (`$.*` with a key longer than 255)
 
 
 class CommandSpec(Strict):
     kind: Literal["command"]
     programs: tuple[str, ...] = Field(min_length=1)
-    subcommand: str | None = None
+    subcommand: str | None = None  # also with Rake's `[args]`; a trailing `*` matches any word it begins
     flags: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
     value: ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
@@ -231,7 +234,8 @@ class RequiredKeysSpec(Strict):
     keys: tuple[str, ...] = ()
     first: str | None = None  # when present, this key must come first
     where: str | None = None  # check only mappings holding this key (`secrets`); hidden (`.name`) ones are skipped
-    skip: tuple[str, ...] = ()  # mappings holding any of these keys are not judged (`extends`: not resolved)
+    # CI jobs: keys come also from the jobs a mapping `extends:` in the same file; one from elsewhere: not judged
+    extends: bool = False
     unless: str | None = None  # JSONPath: when it matches in the document, nothing is reported
 
 

@@ -1,4 +1,8 @@
-"""`template-include`: `include: template: X` naming a template GitLab removed or renamed. Reads the CI includes."""
+"""`template-include`: `include: template: X` naming a template GitLab removed or renamed, or (with
+`unless_set`) one whose behaviour changed where the file does not set a variable that decides it
+(`CS_SEVERITY_THRESHOLD` next to Container Scanning); `if_set` narrows that to files setting a variable
+that shows the old behaviour is relied on (`POSTGRES_DB` with Auto DevOps). Reads the CI includes and
+variable blocks."""
 
 from __future__ import annotations
 
@@ -21,24 +25,35 @@ if TYPE_CHECKING:
 class TemplateIncludeMatcher(spec.Matcher):
     kind: ClassVar[str] = "template-include"
     templates: frozenset[str]
+    unless_set: frozenset[str] = frozenset()  # any of these variables set in the file: no finding
+    if_set: frozenset[str] = frozenset()  # when given, one of these must be set in the file
 
 
 def compile(s: schema.TemplateIncludeSpec, build: spec.Build) -> TemplateIncludeMatcher:
-    return TemplateIncludeMatcher(frozenset(s.templates))
+    return TemplateIncludeMatcher(frozenset(s.templates), frozenset(s.unless_set), frozenset(s.if_set))
 
 
-def by_template(entries: Iterable[tuple[Policy, TemplateIncludeMatcher]]) -> dict[str, list[Policy]]:
-    found: dict[str, list[Policy]] = defaultdict(list)
+Lookup = dict[str, list[tuple[Policy, TemplateIncludeMatcher]]]
+
+
+def by_template(entries: Iterable[tuple[Policy, TemplateIncludeMatcher]]) -> Lookup:
+    found: Lookup = defaultdict(list)
     for policy, m in entries:
         for name in m.templates:
-            found[name].append(policy)
+            found[name].append((policy, m))
     return found
 
 
-def evaluate(templates: dict[str, list[Policy]], doc: Document) -> Iterator[Hit]:
+def evaluate(templates: Lookup, doc: Document) -> Iterator[Hit]:
     if not templates:
         return
     for entry in ci.include_entries(doc):
         if entry.kind == "template":
-            for policy in templates.get(entry.target, ()):
+            for policy, m in templates.get(entry.target, ()):
+                if m.unless_set and _sets_any(doc, m.unless_set) or m.if_set and not _sets_any(doc, m.if_set):
+                    continue
                 yield Hit(policy, entry.route, "value", entry.target)
+
+
+def _sets_any(doc: Document, names: frozenset[str]) -> bool:
+    return any(names & block.keys() for _, block in ci.variable_blocks(doc))

@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+# ok: gitlab-rake-import-repos
+sudo gitlab-rake gitlab:import_export:data
