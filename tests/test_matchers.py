@@ -266,3 +266,14 @@ def test_columns_inside_quoted_scalars_with_escapes(tmp_path: Path, test_policie
         '    - "echo \\"quoted\\" \\x41 $OLD_REF"\n',
     )
     assert where(report) == {("t-reference", ".gitlab-ci.yml", 3, 24), ("t-reference", ".gitlab-ci.yml", 4, 29)}
+
+
+def test_jsonpath_step_naming_several_keys_needs_only_one_of_them() -> None:
+    # `$.gitaly['listen_addr','auth_token']` finds a document holding either key: neither is
+    # required up front (the literal-key prefilter would otherwise skip a file with only one).
+    from scanner.rules.jsonpaths import compile_path
+
+    _, needed = compile_path("$.gitaly['listen_addr','auth_token']")
+    assert needed == frozenset({"gitaly"})
+    _, needed = compile_path("$.gitaly.listen_addr")
+    assert needed == frozenset({"gitaly", "listen_addr"})
