@@ -277,3 +277,15 @@ def test_jsonpath_step_naming_several_keys_needs_only_one_of_them() -> None:
     assert needed == frozenset({"gitaly"})
     _, needed = compile_path("$.gitaly.listen_addr")
     assert needed == frozenset({"gitaly", "listen_addr"})
+
+
+def test_jsonpath_within_limits_a_policy_to_files_holding_more(tmp_path: Path, policies: list[Policy]) -> None:
+    # `postgres-12-next-to-gitlab`: the same image is reported next to a GitLab service, not alone.
+    write(tmp_path, {
+        "with/docker-compose.yml": "services:\n  gitlab:\n    image: gitlab/gitlab-ce:15.11.0-ce.0\n"
+                                   "  db:\n    image: postgres:12\n",
+        "alone/docker-compose.yml": "services:\n  db:\n    image: postgres:12\n",
+    })
+    report = scan([tmp_path], policies, ScanOptions(Version.parse("16.0")))
+    assert {w for w in where(report) if w[0] == "postgres-12-next-to-gitlab"} == {
+        ("postgres-12-next-to-gitlab", "with/docker-compose.yml", 5, 5)}

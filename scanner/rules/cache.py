@@ -21,7 +21,8 @@ from pathlib import Path
 from scanner import __version__
 from scanner.rules.policy import Policy
 
-_FORMAT = 3  # 2: required-keys matchers carry where/skip/unless (issue 12); 3: policies carry fix hints
+# 2: required-keys matchers carry where/skip/unless (issue 12); 3: policies carry fix hints; 4: jsonpath `within`
+_FORMAT = 4
 KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 

@@ -1,7 +1,8 @@
 """`jsonpath`: a key or value at a JSONPath in any tree-shaped document (CI YAML, settings).
 
 The JSONPath is compiled once (`scanner.rules.jsonpaths`); a document is only searched when it
-holds every literal key the path names.
+holds every literal key the path names. `within` narrows a policy to documents where another
+JSONPath (and value) finds something too: `postgres:12` only in a compose file that runs GitLab.
 """
 
 from __future__ import annotations
@@ -30,11 +31,28 @@ class JsonPathMatcher(spec.Matcher):
     text: str
     required_keys: frozenset[str]
     value: spec.ValueTest | None
+    within: tuple[Within, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Within:
+    expression: JSONPath
+    required_keys: frozenset[str]
+    value: spec.ValueTest | None
+
+    def holds(self, doc: Document) -> bool:
+        return any(self.value is None or _accepts(self.value, found)
+                   for _, found in matches(doc, self.expression, self.required_keys))
+
+
+def _accepts(test: spec.ValueTest, value: Any) -> bool:
+    return any(test.accepts(v) for v in value) if isinstance(value, list) else test.accepts(value)
 
 
 def compile(s: schema.JsonPathSpec, build: spec.Build) -> JsonPathMatcher:
     expr, keys = compile_path(s.path)
-    return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value))
+    within = tuple(Within(*compile_path(w.path), spec.value_test(w.value)) for w in s.within)
+    return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value), within)
 
 
 def matches(doc: Document, expression: JSONPath, keys: frozenset[str]) -> Iterator[tuple[Route, Any]]:
@@ -62,21 +80,26 @@ class Group:
 
     expression: JSONPath
     required_keys: frozenset[str]
-    tests: tuple[tuple[Policy, spec.ValueTest | None], ...]
+    tests: tuple[tuple[Policy, spec.ValueTest | None, tuple[Within, ...]], ...]
 
 
 def grouped(entries: Iterable[tuple[Policy, JsonPathMatcher]]) -> list[Group]:
     by_text: dict[str, list[tuple[Policy, JsonPathMatcher]]] = {}
     for policy, m in entries:
         by_text.setdefault(m.text, []).append((policy, m))
-    return [Group(same[0][1].expression, same[0][1].required_keys, tuple((p, m.value) for p, m in same))
+    return [Group(same[0][1].expression, same[0][1].required_keys, tuple((p, m.value, m.within) for p, m in same))
             for same in by_text.values()]
 
 
 def evaluate(groups: Iterable[Group], doc: Document) -> Iterator[Hit]:
     for group in groups:
+        held: dict[int, bool] = {}  # per `within` (by identity: JSONPath objects are not hashable)
         for route, value in matches(doc, group.expression, group.required_keys):
-            for policy, test in group.tests:
+            for policy, test, within in group.tests:
+                if within and id(within) not in held:
+                    held[id(within)] = any(w.holds(doc) for w in within)
+                if within and not held[id(within)]:
+                    continue
                 yield from _tested(policy, test, route, value)
 
 

@@ -153,10 +153,18 @@ class VariableReferenceSpec(Strict):
     names: tuple[str, ...] = Field(min_length=1)
 
 
+class WithinSpec(Strict):
+    """A JSONPath (and value) that must find something in the same document for the policy to apply."""
+
+    path: str
+    value: ValueSpec | None = None
+
+
 class JsonPathSpec(Strict):
     kind: Literal["jsonpath"]
     path: str
     value: ValueSpec | None = None
+    within: tuple[WithinSpec, ...] = ()  # any of them in the document (a compose file that runs GitLab)
 
 
 class CommandSpec(Strict):
