@@ -28,6 +28,7 @@ from scanner.rules import (
     rest_api,
     secret_file,
     template_include,
+    text,
     variable_reference,
 )
 from scanner.rules.hits import Hit
@@ -51,6 +52,7 @@ def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     reach = [policy for policy, _ in index.of("job-token-reach")]
     if reach:
         yield from job_token_reach.in_needs(reach, doc)
+    yield from text.evaluate(index.of("text"), doc)
 
 
 def _ci_scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
@@ -67,6 +69,7 @@ def _ci_scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 
 def evaluate_shell(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     """A shell script file: one script, its lines at their own positions."""
+    yield from text.evaluate(index.of("text"), doc)
     prefilter = index.script_filter(doc)
     if prefilter is None or not prefilter.search(doc.text):
         return
@@ -124,6 +127,11 @@ def evaluate_settings(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     if commands_ and doc.kind in _RUNS_COMMANDS:
         programs = frozenset(p for _, m in commands_ for p in m.programs)
         yield from command.in_jobs(commands_, doc, command_lines(doc, programs))
+
+
+def evaluate_text(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    """Source files: the `text` policies over the file's text (the API calls are `evaluate_calls`)."""
+    return text.evaluate(index.of("text"), doc)
 
 
 def evaluate_calls(index: PolicyIndex, uses: Iterable[RestCall | GraphqlText], strict: bool = False) -> Iterator[Hit]:

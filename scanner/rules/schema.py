@@ -153,6 +153,12 @@ class VariableReferenceSpec(Strict):
     names: tuple[str, ...] = Field(min_length=1)
 
 
+class TextSpec(Strict):
+    kind: Literal["text"]
+    regex: str  # searched in the file's text; each match is a finding at its span
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
+
+
 class WithinSpec(Strict):
     """A JSONPath (and value) that must find something in the same document for the policy to apply."""
 
@@ -165,6 +171,9 @@ class JsonPathSpec(Strict):
     path: str
     value: ValueSpec | None = None
     within: tuple[WithinSpec, ...] = ()  # any of them in the document (a compose file that runs GitLab)
+    # what the file alone cannot show ("this project runs Dependency Scanning"): the finding says
+    # "If …:" and is at most a warning
+    condition: str | None = None
 
 
 class CommandSpec(Strict):
