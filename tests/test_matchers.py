@@ -289,3 +289,13 @@ def test_jsonpath_within_limits_a_policy_to_files_holding_more(tmp_path: Path, p
     report = scan([tmp_path], policies, ScanOptions(Version.parse("16.0")))
     assert {w for w in where(report) if w[0] == "postgres-12-next-to-gitlab"} == {
         ("postgres-12-next-to-gitlab", "with/docker-compose.yml", 5, 5)}
+
+
+def test_a_condition_the_file_cannot_show_makes_an_if_warning(tmp_path: Path, policies: list[Policy]) -> None:
+    # `sbt-1-0-dependency-scanning` applies only if the project runs Dependency or License Scanning,
+    # which `project/build.properties` cannot say: a warning at any target, its message says "If …".
+    write(tmp_path, {"project/build.properties": "sbt.version=1.0.4\n"})
+    report = scan([tmp_path], policies, ScanOptions(Version.parse("20.0")))
+    [finding] = [f for f in report.findings if f.rule_id == "sbt-1-0-dependency-scanning"]
+    assert (finding.severity, finding.location.line, finding.location.column) == ("warning", 1, 1)
+    assert finding.message.startswith("If this project runs Dependency Scanning or License Scanning: `sbt.version`")

@@ -29,6 +29,7 @@ from scanner.rules import (
     secret_file,
     template_include,
     text,
+    unique_values,
     variable_reference,
 )
 from scanner.rules.hits import Hit
@@ -119,6 +120,7 @@ def evaluate_settings(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from implicit_default.evaluate(index.of("implicit-default"), doc)
     yield from required_keys.evaluate(index.of("required-keys"), doc)
     yield from secret_file.evaluate(index.of("secret-file"), doc)
+    yield from unique_values.evaluate(index.of("unique-values"), doc)
     commands_ = index.of("command")
     if index.variables or commands_:
         env = list(env_vars(doc))

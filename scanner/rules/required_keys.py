@@ -2,7 +2,8 @@
 one key first. Keys a template writes (`<%= database %>:`) are not known, so such mappings are skipped.
 `where` narrows the check to mappings holding a key (a CI job with `secrets:` must hold `id_tokens:`),
 `skip` leaves out mappings holding keys that are not resolved (`extends:`), and `unless` is a JSONPath
-that, matching anywhere, settles the document (`default: id_tokens:`)."""
+that, matching anywhere, settles the document (`default: id_tokens:`). `condition` names what the
+file alone cannot show (a host key in `known_hosts`): such findings say "If …" and are warnings."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class RequiredKeysMatcher(spec.Matcher):
     where: str | None = None
     skip: frozenset[str] = frozenset()
     unless: tuple[JSONPath, frozenset[str]] | None = None
+    condition: str = ""
 
 
 def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatcher:
@@ -40,7 +42,7 @@ def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatche
         raise ValueError("give `keys`, `first`, or both")
     expr, keys = compile_path(s.path)
     unless = compile_path(s.unless) if s.unless else None
-    return RequiredKeysMatcher(expr, keys, s.keys, s.first, s.where, frozenset(s.skip), unless)
+    return RequiredKeysMatcher(expr, keys, s.keys, s.first, s.where, frozenset(s.skip), unless, s.condition or "")
 
 
 def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Document) -> Iterator[Hit]:
@@ -57,7 +59,7 @@ def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Documen
             if m.skip & mapping.keys():
                 continue
             if any(k not in mapping for k in m.keys):
-                yield Hit(policy, route, "key", str(route[-1]))
+                yield Hit(policy, route, "key", str(route[-1]), condition=m.condition)
             first = next(iter(mapping), None)
             if m.first is not None and m.first in mapping and first != m.first:
-                yield Hit(policy, route + (first,), "key", str(route[-1]))
+                yield Hit(policy, route + (first,), "key", str(route[-1]), condition=m.condition)

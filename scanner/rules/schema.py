@@ -231,6 +231,13 @@ class RequiredKeysSpec(Strict):
     where: str | None = None  # check only mappings holding this key (`secrets`); hidden (`.name`) ones are skipped
     skip: tuple[str, ...] = ()  # mappings holding any of these keys are not judged (`extends`: not resolved)
     unless: str | None = None  # JSONPath: when it matches in the document, nothing is reported
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
+
+
+class UniqueValuesSpec(Strict):
+    kind: Literal["unique-values"]
+    path: str  # JSONPath of lists of mappings (`$.gitaly.configuration.storage`)
+    key: str  # the item key whose value must not repeat within one list (`path`)
 
 
 class SecretFileSpec(Strict):

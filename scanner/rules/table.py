@@ -28,6 +28,7 @@ from scanner.rules import (
     secret_file,
     template_include,
     text,
+    unique_values,
     variable_reference,
 )
 from scanner.rules.schema import Strict
@@ -59,6 +60,7 @@ RULE_KINDS: dict[str, RuleKind] = {
     "required-keys": _kind(schema.RequiredKeysSpec, required_keys, "settings-tree"),
     "secret-file": _kind(schema.SecretFileSpec, secret_file, "settings-tree"),
     "text": _kind(schema.TextSpec, text, "text"),
+    "unique-values": _kind(schema.UniqueValuesSpec, unique_values, "settings-tree"),
 }
 
 
