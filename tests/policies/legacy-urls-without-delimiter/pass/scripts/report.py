@@ -1,5 +1,7 @@
+iid = 7
+pid = 42
 # ok: legacy-urls-without-delimiter
-BOARD = f"https://gitlab.example.com/groups/acme/-/issues?label_name=bug"
+BOARD = "https://gitlab.example.com/groups/acme/-/issues?label_name=bug"
 # ok: legacy-urls-without-delimiter
 MR = f"https://gitlab.example.com/acme/shop/-/merge_requests/{iid}"
 # ok: legacy-urls-without-delimiter
