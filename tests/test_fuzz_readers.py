@@ -50,7 +50,9 @@ def test_every_parser_returns_a_tree_or_a_parse_error(kind: str, text: str) -> N
 _FILES = {"omnibus-config": "gitlab.rb", "gitlab-yml": "config/gitlab.yml", "runner-config": "config.toml",
           "python-source": "tool.py", "helm-values": "values.yaml", "compose": "docker-compose.yml",
           "dockerfile": "Dockerfile", "env-file": ".env", "shell-script": "deploy.sh", "js-source": "x.js",
-          "ruby-source": "x.rb", "terraform": "main.tf", "graphql": "q.graphql"}
+          "ruby-source": "x.rb", "terraform": "main.tf", "graphql": "q.graphql",
+          "java-properties": "project/build.properties", "prometheus-rules": "rules/gitlab.rules.yml",
+          "text-file": "app/App.csproj"}
 _BAD_CI = "include:\n  - template: Terraform.gitlab-ci.yml\n"
 
 

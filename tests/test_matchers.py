@@ -266,3 +266,36 @@ def test_columns_inside_quoted_scalars_with_escapes(tmp_path: Path, test_policie
         '    - "echo \\"quoted\\" \\x41 $OLD_REF"\n',
     )
     assert where(report) == {("t-reference", ".gitlab-ci.yml", 3, 24), ("t-reference", ".gitlab-ci.yml", 4, 29)}
+
+
+def test_jsonpath_step_naming_several_keys_needs_only_one_of_them() -> None:
+    # `$.gitaly['listen_addr','auth_token']` finds a document holding either key: neither is
+    # required up front (the literal-key prefilter would otherwise skip a file with only one).
+    from scanner.rules.jsonpaths import compile_path
+
+    _, needed = compile_path("$.gitaly['listen_addr','auth_token']")
+    assert needed == frozenset({"gitaly"})
+    _, needed = compile_path("$.gitaly.listen_addr")
+    assert needed == frozenset({"gitaly", "listen_addr"})
+
+
+def test_jsonpath_within_limits_a_policy_to_files_holding_more(tmp_path: Path, policies: list[Policy]) -> None:
+    # `postgres-12-next-to-gitlab`: the same image is reported next to a GitLab service, not alone.
+    write(tmp_path, {
+        "with/docker-compose.yml": "services:\n  gitlab:\n    image: gitlab/gitlab-ce:15.11.0-ce.0\n"
+                                   "  db:\n    image: postgres:12\n",
+        "alone/docker-compose.yml": "services:\n  db:\n    image: postgres:12\n",
+    })
+    report = scan([tmp_path], policies, ScanOptions(Version.parse("16.0")))
+    assert {w for w in where(report) if w[0] == "postgres-12-next-to-gitlab"} == {
+        ("postgres-12-next-to-gitlab", "with/docker-compose.yml", 5, 5)}
+
+
+def test_a_condition_the_file_cannot_show_makes_an_if_warning(tmp_path: Path, policies: list[Policy]) -> None:
+    # `sbt-1-0-dependency-scanning` applies only if the project runs Dependency or License Scanning,
+    # which `project/build.properties` cannot say: a warning at any target, its message says "If …".
+    write(tmp_path, {"project/build.properties": "sbt.version=1.0.4\n"})
+    report = scan([tmp_path], policies, ScanOptions(Version.parse("20.0")))
+    [finding] = [f for f in report.findings if f.rule_id == "sbt-1-0-dependency-scanning"]
+    assert (finding.severity, finding.location.line, finding.location.column) == ("warning", 1, 1)
+    assert finding.message.startswith("If this project runs Dependency Scanning or License Scanning: `sbt.version`")

@@ -2,7 +2,7 @@
 
 A fixture line `# expect: <policy-id> col=<N>` says the next code line holds one finding of that
 policy at column N; `# ok: <policy-id>` marks a look-alike on the next line that must not be found.
-JavaScript and TypeScript fixtures write the same lines with `//`.
+JavaScript and TypeScript fixtures write the same lines with `//`, XML and HTML ones inside `<!-- … -->`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from scanner.rules.policy import Policy
 from conftest import run_scan, where
 
 FIXTURES = Path(__file__).parent / "policies"
-EXPECT = re.compile(r"^\s*(?:#|//)\s*expect:\s*(?P<id>[a-z0-9-]+)\s+col=(?P<col>\d+)\s*$")
-OK = re.compile(r"^\s*(?:#|//)\s*ok:\s*(?P<id>[a-z0-9-]+)\s*$")
-MARKER = re.compile(r"^\s*(?:#|//)\s*(expect|ok):")
+EXPECT = re.compile(r"^\s*(?:#|//|<!--)\s*expect:\s*(?P<id>[a-z0-9-]+)\s+col=(?P<col>\d+)\s*(?:-->)?\s*$")
+OK = re.compile(r"^\s*(?:#|//|<!--)\s*ok:\s*(?P<id>[a-z0-9-]+)\s*(?:-->)?\s*$")
+MARKER = re.compile(r"^\s*(?:#|//|<!--)\s*(expect|ok):")  # `<!-- … -->` in XML and HTML fixtures
 
 
 def expectations(folder: Path) -> tuple[set[tuple[str, str, int, int]], set[str]]:

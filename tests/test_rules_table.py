@@ -27,7 +27,8 @@ example: {before: a, after: b}
 def test_the_table_names_every_kind_once() -> None:
     assert list(RULE_KINDS) == [
         "template-include", "ci-variable", "variable-reference", "jsonpath", "command", "job-token-reach",
-        "rest-api", "graphql", "any-of", "implicit-default", "required-keys", "secret-file",
+        "rest-api", "graphql", "any-of", "implicit-default", "required-keys", "secret-file", "text",
+        "unique-values",
     ]
     for name, kind in RULE_KINDS.items():
         assert kind.spec.model_fields["kind"].annotation.__args__ == (name,)  # type: ignore[union-attr]
@@ -45,9 +46,15 @@ def test_document_kinds_and_facets_name_the_same_kinds_in_order() -> None:
         ({"kind": "graphql", "rules": [{"fields": ["x"]}]},
          ("gitlab-ci", "shell-script", "python-source", "graphql", "js-source", "ruby-source")),
         ({"kind": "template-include", "templates": ["A.gitlab-ci.yml"]}, ("gitlab-ci",)),
+        ({"kind": "text", "regex": "/-/jwks"},
+         ("gitlab-ci", "shell-script", "python-source", "js-source", "terraform", "text-file", "ruby-source")),
         ({"kind": "required-keys", "path": "$.production", "keys": ["ci"]},
          ("omnibus-config", "gitlab-yml", "database-yml", "runner-config", "registry-config", "helm-values",
           "compose", "dockerfile", "env-file", "k8s-manifest")),
+        ({"kind": "jsonpath", "path": "$.a"},
+         ("gitlab-ci", "security-policy", "agent-config", "omnibus-config", "gitlab-yml", "database-yml",
+          "runner-config", "registry-config", "helm-values", "compose", "dockerfile", "env-file", "k8s-manifest",
+          "java-properties", "prometheus-rules")),
         ({"kind": "any-of", "matchers": [{"kind": "template-include", "templates": ["A"]},
                                          {"kind": "graphql", "rules": [{"fields": ["x"]}]}]},
          ("gitlab-ci", "shell-script", "python-source", "graphql", "js-source", "ruby-source")),
@@ -80,6 +87,7 @@ def test_every_shipped_policy_applies_somewhere() -> None:
          "match: matchers.0.kind: unknown or nested matcher kind 'any-of'"),
         ("{kind: ci-variable, names: [1x]}", "match: names: not a variable name: '1x'"),
         ("{kind: jsonpath, path: '$..a'}", "match: recursive descent"),
+        ("{kind: text, regex: 'x*'}", "match: regex: 'x*' matches the empty text"),
         ("{names: [A]}", "match: Value error, a matcher needs a `kind`"),
     ],
 )

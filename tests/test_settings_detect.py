@@ -45,6 +45,17 @@ CASES = [
     ("docs/security-policies/readme.yml", "title: notes about policies\n", None),
     (".gitlab/agents/prod-agent/config.yaml", "ci_access:\n  projects: []\n", "agent-config"),
     ("deploy/agents/prod-agent/config.yaml", "ci_access:\n  projects: []\n", None),
+    ("project/build.properties", "sbt.version=1.0.4\n", "java-properties"),
+    ("src/build.properties", "version=1\n", None),
+    (".mvn/wrapper/maven-wrapper.properties", "distributionUrl=https://x/apache-maven-3.6.3-bin.zip\n",
+     "java-properties"),
+    ("monitoring/gitlab.rules.yml", "groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: up == 0\n",
+     "prometheus-rules"),
+    ("ansible/groups.yml", "groups:\n  - name: admins\n", None),
+    ("src/Api/Api.csproj", "<Project Sdk=\"Microsoft.NET.Sdk\" />\n", "text-file"),
+    ("Godeps/Godeps.json", "{\"ImportPath\": \"x\"}\n", "text-file"),
+    ("public/index.html", "<!doctype html>\n", "text-file"),
+    (".gitlab/static-site-editor.yml", "image_upload_path: x\n", "text-file"),
 ]
 
 

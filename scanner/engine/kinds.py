@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 from scanner.core.document import Document
@@ -20,7 +21,7 @@ from scanner.readers.api import detect as api
 from scanner.readers.settings import detect as settings
 from scanner.readers.shell import is_shell_script, parse_script
 from scanner.readers.yamldoc import load_yaml
-from scanner.rules.evaluate import evaluate_calls, evaluate_ci, evaluate_settings, evaluate_shell
+from scanner.rules.evaluate import evaluate_calls, evaluate_ci, evaluate_settings, evaluate_shell, evaluate_text
 from scanner.rules.facets import KIND_NAMES
 from scanner.rules.hits import Hit
 from scanner.rules.index import PolicyIndex
@@ -56,7 +57,8 @@ def _source(text: str) -> Tree:
 def _python_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     from scanner.readers.api import pysource
 
-    return evaluate_calls(index, pysource.extract(doc.text)) if index.api else iter(())
+    calls = evaluate_calls(index, pysource.extract(doc.text)) if index.api else iter(())
+    return chain(evaluate_text(index, doc), calls)
 
 
 def _graphql_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
@@ -68,19 +70,22 @@ def _graphql_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 def _js_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     from scanner.readers.api import jssource
 
-    return evaluate_calls(index, jssource.extract(doc.text)) if index.api else iter(())
+    calls = evaluate_calls(index, jssource.extract(doc.text)) if index.api else iter(())
+    return chain(evaluate_text(index, doc), calls)
 
 
 def _terraform_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     from scanner.readers.api import terraform
 
-    return evaluate_calls(index, list(terraform.extract(doc.text))) if index.api else iter(())
+    calls = evaluate_calls(index, list(terraform.extract(doc.text))) if index.api else iter(())
+    return chain(evaluate_text(index, doc), calls)
 
 
 def _ruby_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     from scanner.readers.api import rubysource
 
-    return evaluate_calls(index, rubysource.extract(doc.text)) if index.api else iter(())
+    calls = evaluate_calls(index, rubysource.extract(doc.text)) if index.api else iter(())
+    return chain(evaluate_text(index, doc), calls)
 
 
 # Settings files (scanner.readers.settings; docs/settings.md).
@@ -132,6 +137,12 @@ def _env(text: str) -> Tree:
     return parse_env(text)
 
 
+def _env_file(text: str) -> Tree:
+    from scanner.readers.settings.dockerfile import parse_env_file
+
+    return parse_env_file(text)
+
+
 def _k8s_manifest(text: str) -> Tree:
     from scanner.readers.settings.parsers import parse_k8s_manifest
 
@@ -160,6 +171,11 @@ KINDS: dict[str, Kind] = {
     "env-file": Kind("env-file", _env, evaluate_settings, settings.is_env_file),
     "k8s-manifest": Kind("k8s-manifest", _k8s_manifest, evaluate_settings,
                          settings.is_k8s_manifest),
+    # Files GitLab does not read, whose content its record names: build tool versions a scanner
+    # supports, metric names GitLab exports (Prometheus rule files).
+    "java-properties": Kind("java-properties", _env_file, evaluate_settings, settings.is_java_properties),
+    "prometheus-rules": Kind("prometheus-rules", load_yaml, evaluate_settings, settings.is_prometheus_rules),
+    "text-file": Kind("text-file", _source, evaluate_text, settings.is_text_file),
     # Last: a `gitlab.rb` is Omnibus settings, any other Ruby file a script that may call the API.
     "ruby-source": Kind("ruby-source", _source, _ruby_calls, api.is_ruby),
 }

@@ -28,6 +28,8 @@ from scanner.rules import (
     rest_api,
     secret_file,
     template_include,
+    text,
+    unique_values,
     variable_reference,
 )
 from scanner.rules.hits import Hit
@@ -51,6 +53,7 @@ def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     reach = [policy for policy, _ in index.of("job-token-reach")]
     if reach:
         yield from job_token_reach.in_needs(reach, doc)
+    yield from text.evaluate(index.of("text"), doc)
 
 
 def _ci_scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
@@ -67,6 +70,7 @@ def _ci_scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 
 def evaluate_shell(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     """A shell script file: one script, its lines at their own positions."""
+    yield from text.evaluate(index.of("text"), doc)
     prefilter = index.script_filter(doc)
     if prefilter is None or not prefilter.search(doc.text):
         return
@@ -116,6 +120,7 @@ def evaluate_settings(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from implicit_default.evaluate(index.of("implicit-default"), doc)
     yield from required_keys.evaluate(index.of("required-keys"), doc)
     yield from secret_file.evaluate(index.of("secret-file"), doc)
+    yield from unique_values.evaluate(index.of("unique-values"), doc)
     commands_ = index.of("command")
     if index.variables or commands_:
         env = list(env_vars(doc))
@@ -124,6 +129,11 @@ def evaluate_settings(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     if commands_ and doc.kind in _RUNS_COMMANDS:
         programs = frozenset(p for _, m in commands_ for p in m.programs)
         yield from command.in_jobs(commands_, doc, command_lines(doc, programs))
+
+
+def evaluate_text(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
+    """Source files: the `text` policies over the file's text (the API calls are `evaluate_calls`)."""
+    return text.evaluate(index.of("text"), doc)
 
 
 def evaluate_calls(index: PolicyIndex, uses: Iterable[RestCall | GraphqlText], strict: bool = False) -> Iterator[Hit]:

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-_CI = ("ci-includes", "ci-variables", "ci-jobs", "tree", "scripts")
+_CI = ("ci-includes", "ci-variables", "ci-jobs", "tree", "scripts", "text")
 _SETTINGS = ("tree", "settings-tree", "settings-env")
-_SOURCE = ("rest-calls", "graphql-documents")
+_SOURCE = ("rest-calls", "graphql-documents", "text")
 
 DOCUMENT_FACETS: dict[str, frozenset[str]] = {
     "gitlab-ci": frozenset(_CI),
-    "shell-script": frozenset({"scripts"}),
+    "shell-script": frozenset({"scripts", "text"}),
     "python-source": frozenset(_SOURCE),
     "graphql": frozenset({"graphql-documents"}),
     "js-source": frozenset(_SOURCE),
     # Terraform resources stand for a few REST calls only (`gitlab_runner`, …): the policies on
     # those endpoints name it in `applies_to`.
-    "terraform": frozenset({"terraform-resources"}),
+    "terraform": frozenset({"terraform-resources", "text"}),
     # GitLab's own YAML files read by jsonpath policies that name them (a policy project's
     # `.gitlab/security-policies/*.yml`, an agent's `.gitlab/agents/<name>/config.yaml`).
     "security-policy": frozenset({"tree"}),
@@ -38,6 +38,11 @@ DOCUMENT_FACETS: dict[str, frozenset[str]] = {
     "dockerfile": frozenset((*_SETTINGS, "settings-commands")),
     "env-file": frozenset(_SETTINGS),
     "k8s-manifest": frozenset((*_SETTINGS, "settings-commands")),
+    # read by jsonpath policies that name them: `sbt.version`, a Maven wrapper's `distributionUrl`,
+    # a rule's `expr`
+    "java-properties": frozenset({"tree"}),
+    "prometheus-rules": frozenset({"tree"}),
+    "text-file": frozenset({"text"}),  # `*.csproj`, `Godeps/Godeps.json`, `*.html`: read as text only
     "ruby-source": frozenset(_SOURCE),
 }
 KIND_NAMES: tuple[str, ...] = tuple(DOCUMENT_FACETS)

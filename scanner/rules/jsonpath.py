@@ -1,7 +1,9 @@
 """`jsonpath`: a key or value at a JSONPath in any tree-shaped document (CI YAML, settings).
 
 The JSONPath is compiled once (`scanner.rules.jsonpaths`); a document is only searched when it
-holds every literal key the path names.
+holds every literal key the path names. `within` narrows a policy to documents where another
+JSONPath (and value) finds something too: `postgres:12` only in a compose file that runs GitLab.
+`condition` names what the file alone cannot show; such a finding says "If …" and is a warning.
 """
 
 from __future__ import annotations
@@ -31,11 +33,30 @@ class JsonPathMatcher(spec.Matcher):
     required_keys: frozenset[str]
     value: spec.ValueTest | None
     key: spec.ValueTest | None = None  # a test on the matched key's own name (a job name's length)
+    within: tuple[Within, ...] = ()
+    condition: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Within:
+    expression: JSONPath
+    required_keys: frozenset[str]
+    value: spec.ValueTest | None
+
+    def holds(self, doc: Document) -> bool:
+        return any(self.value is None or _accepts(self.value, found)
+                   for _, found in matches(doc, self.expression, self.required_keys))
+
+
+def _accepts(test: spec.ValueTest, value: Any) -> bool:
+    return any(test.accepts(v) for v in value) if isinstance(value, list) else test.accepts(value)
 
 
 def compile(s: schema.JsonPathSpec, build: spec.Build) -> JsonPathMatcher:
     expr, keys = compile_path(s.path)
-    return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value), spec.value_test(s.key))
+    within = tuple(Within(*compile_path(w.path), spec.value_test(w.value)) for w in s.within)
+    return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value), spec.value_test(s.key), within,
+                           s.condition or "")
 
 
 def matches(doc: Document, expression: JSONPath, keys: frozenset[str]) -> Iterator[tuple[Route, Any]]:
@@ -63,33 +84,42 @@ class Group:
 
     expression: JSONPath
     required_keys: frozenset[str]
-    tests: tuple[tuple[Policy, spec.ValueTest | None, spec.ValueTest | None], ...]
+    tests: tuple[tuple[Policy, spec.ValueTest | None, spec.ValueTest | None, tuple[Within, ...], str], ...]
 
 
 def grouped(entries: Iterable[tuple[Policy, JsonPathMatcher]]) -> list[Group]:
     by_text: dict[str, list[tuple[Policy, JsonPathMatcher]]] = {}
     for policy, m in entries:
         by_text.setdefault(m.text, []).append((policy, m))
-    return [Group(same[0][1].expression, same[0][1].required_keys, tuple((p, m.value, m.key) for p, m in same))
+    return [Group(same[0][1].expression, same[0][1].required_keys,
+                  tuple((p, m.value, m.key, m.within, m.condition) for p, m in same))
             for same in by_text.values()]
 
 
 def evaluate(groups: Iterable[Group], doc: Document) -> Iterator[Hit]:
     for group in groups:
+        held: dict[int, bool] = {}  # per `within` (by identity: JSONPath objects are not hashable)
         for route, value in matches(doc, group.expression, group.required_keys):
-            for policy, test, key in group.tests:
-                if key is None or key.accepts(route[-1]):
-                    yield from _tested(policy, test, route, value)
+            for policy, test, key, within, condition in group.tests:
+                if key is not None and not key.accepts(route[-1]):
+                    continue
+                if within and id(within) not in held:
+                    held[id(within)] = any(w.holds(doc) for w in within)
+                if within and not held[id(within)]:
+                    continue
+                yield from _tested(policy, test, route, value, condition)
 
 
-def _tested(policy: Policy, test: spec.ValueTest | None, route: Route, value: Any) -> Iterator[Hit]:
+def _tested(
+    policy: Policy, test: spec.ValueTest | None, route: Route, value: Any, condition: str = ""
+) -> Iterator[Hit]:
     if test is not None and isinstance(value, list):
         # a value test on a list (`extends: [.a, .b]`) is a test on each item
         for i, item in enumerate(value):
             if test.accepts(item):
-                yield Hit(policy, route + (i,), "value", str(item))
+                yield Hit(policy, route + (i,), "value", str(item), condition=condition)
         return
     if test is not None and not test.accepts(value):
         return
     part: Part = "key" if isinstance(route[-1], str) else "value"
-    yield Hit(policy, route, part, str(route[-1]))
+    yield Hit(policy, route, part, str(route[-1]), condition=condition)

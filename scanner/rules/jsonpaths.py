@@ -50,7 +50,8 @@ def required_keys(expr: JSONPath) -> frozenset[str]:
         elif isinstance(node, (Where, WhereNot)):
             stack.append(node.left)
         elif isinstance(node, Fields):
-            keys.update(f for f in node.fields if f != "*")
+            if len(node.fields) == 1:  # `['a','b']` needs one of them, so neither is required
+                keys.update(f for f in node.fields if f != "*")
         elif not isinstance(node, (Root, Slice, Index, This, Wildcard)):
             raise ValueError(f"unsupported JSONPath construct {type(node).__name__}")
     return frozenset(keys)

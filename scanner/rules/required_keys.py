@@ -2,9 +2,11 @@
 one key first. Keys a template writes (`<%= database %>:`) are not known, so such mappings are skipped.
 `where` narrows the check to mappings holding a key (a CI job with `secrets:` must hold `id_tokens:`),
 `extends` judges a CI job with the keys of the jobs it `extends:` in the same file too (hidden `.base`
-jobs included; a job extending one from an include is not judged), and `unless` is a JSONPath
+jobs included; a job extending one from an include is not judged), `skip` leaves out mappings
+holding any of its keys (a runner with its own `known_hosts_file`), and `unless` is a JSONPath
 that, matching anywhere, settles the document (`default: id_tokens:`) — for CI jobs, except those
-that refuse `default:` with `inherit: default: false` (or a list without the key)."""
+that refuse `default:` with `inherit: default: false` (or a list without the key). `condition` names
+what the file alone cannot show (a host key in `known_hosts`): such findings say "If …" and are warnings."""
 
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ class RequiredKeysMatcher(spec.Matcher):
     where: str | None = None
     extends: bool = False
     unless: tuple[JSONPath, frozenset[str]] | None = None
+    skip: frozenset[str] = frozenset()
+    condition: str = ""
 
 
 def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatcher:
@@ -43,7 +47,8 @@ def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatche
         raise ValueError("give `keys`, `first`, or both")
     expr, keys = compile_path(s.path)
     unless = compile_path(s.unless) if s.unless else None
-    return RequiredKeysMatcher(expr, keys, s.keys, s.first, s.where, s.extends, unless)
+    return RequiredKeysMatcher(expr, keys, s.keys, s.first, s.where, s.extends, unless,
+                               frozenset(s.skip), s.condition or "")
 
 
 def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Document) -> Iterator[Hit]:
@@ -61,13 +66,15 @@ def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Documen
                 continue
             if m.where is not None and (m.where not in present or str(route[-1]).startswith(".")):
                 continue
+            if m.skip & mapping.keys():
+                continue
             if settled and all(ci.inherits_default(mapping, k) for k in m.keys):
                 continue  # `default:` gives the job the keys (a CI job can refuse them with `inherit:`)
             if any(k not in present for k in m.keys):
-                yield Hit(policy, route, "key", str(route[-1]))
+                yield Hit(policy, route, "key", str(route[-1]), condition=m.condition)
             first = next(iter(mapping), None)
             if m.first is not None and m.first in mapping and first != m.first:
-                yield Hit(policy, route + (first,), "key", str(route[-1]))
+                yield Hit(policy, route + (first,), "key", str(route[-1]), condition=m.condition)
 
 
 def _keys(doc: Document, route: tuple[object, ...], mapping: dict[object, object]) -> frozenset[str] | None:

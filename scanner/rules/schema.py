@@ -155,11 +155,28 @@ class VariableReferenceSpec(Strict):
     names: tuple[str, ...] = Field(min_length=1)
 
 
+class TextSpec(Strict):
+    kind: Literal["text"]
+    regex: str  # searched in the file's text; each match is a finding at its span
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
+
+
+class WithinSpec(Strict):
+    """A JSONPath (and value) that must find something in the same document for the policy to apply."""
+
+    path: str
+    value: ValueSpec | None = None
+
+
 class JsonPathSpec(Strict):
     kind: Literal["jsonpath"]
     path: str
     value: ValueSpec | None = None
     key: ValueSpec | None = None  # a test on the name of the key matched (`$.*` with a key longer than 255)
+    within: tuple[WithinSpec, ...] = ()  # any of them in the document (a compose file that runs GitLab)
+    # what the file alone cannot show ("this project runs Dependency Scanning"): the finding says
+    # "If …:" and is at most a warning
+    condition: str | None = None
 
 
 class CommandSpec(Strict):
@@ -236,7 +253,15 @@ class RequiredKeysSpec(Strict):
     where: str | None = None  # check only mappings holding this key (`secrets`); hidden (`.name`) ones are skipped
     # CI jobs: keys come also from the jobs a mapping `extends:` in the same file; one from elsewhere: not judged
     extends: bool = False
+    skip: tuple[str, ...] = ()  # mappings holding any of these keys are not judged (`known_hosts_file`)
     unless: str | None = None  # JSONPath: when it matches in the document, nothing is reported
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
+
+
+class UniqueValuesSpec(Strict):
+    kind: Literal["unique-values"]
+    path: str  # JSONPath of lists of mappings (`$.gitaly.configuration.storage`)
+    key: str  # the item key whose value must not repeat within one list (`path`)
 
 
 class SecretFileSpec(Strict):

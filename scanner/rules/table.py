@@ -27,6 +27,8 @@ from scanner.rules import (
     schema,
     secret_file,
     template_include,
+    text,
+    unique_values,
     variable_reference,
 )
 from scanner.rules.schema import Strict
@@ -57,6 +59,8 @@ RULE_KINDS: dict[str, RuleKind] = {
     "implicit-default": _kind(schema.ImplicitDefaultSpec, implicit_default, "settings-tree"),
     "required-keys": _kind(schema.RequiredKeysSpec, required_keys, "settings-tree"),
     "secret-file": _kind(schema.SecretFileSpec, secret_file, "settings-tree"),
+    "text": _kind(schema.TextSpec, text, "text"),
+    "unique-values": _kind(schema.UniqueValuesSpec, unique_values, "settings-tree"),
 }
 
 

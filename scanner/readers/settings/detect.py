@@ -24,6 +24,8 @@ _GITLAB_YML = re.compile(r"(?m)^production:|^[ \t]+gitlab:[ \t]*$")
 _RUNNER_TOML = re.compile(r"(?m)^[ \t]*\[\[?runners[\].]")
 _REGISTRY = (re.compile(r"(?m)^storage:"), re.compile(r"(?m)^(?:version|http|notifications|auth):"))
 _MANIFEST = (re.compile(r"(?m)^apiVersion:[ \t]*\S"), re.compile(r"(?m)^kind:[ \t]*\S"))
+_PROM_GROUPS = re.compile(r"(?m)^groups:[ \t]*$")
+_PROM_RULE = re.compile(r"(?m)^[ \t-]*(?:alert|record):[ \t]*\S")
 _VALUES = re.compile(r"^(?:[\w.-]*[._-])?values(?:[._-][\w.-]*)?\.ya?ml$", re.I)
 _COMPOSE = re.compile(r"^(?:docker-)?compose(?:[._-][\w.-]*)?\.ya?ml$", re.I)
 _TEMPLATE_EXT = r"(?:\.(?:example|sample|template|tmpl|tpl|erb|j2|jinja2?|dist|orig|default))?"
@@ -111,6 +113,31 @@ def is_dockerfile(path: Path) -> bool:
     name = path.name
     base = name.split(".", 1)[0]
     return base in ("Dockerfile", "Containerfile") or name.lower().endswith(".dockerfile")
+
+
+def is_java_properties(path: Path) -> bool:
+    """The build tool files Dependency Scanning reads versions from: sbt's `project/build.properties`,
+    Maven's `.mvn/wrapper/maven-wrapper.properties`."""
+    parents = path.parts[-3:-1]
+    return (path.name == "build.properties" and parents[-1:] == ("project",)) or (
+        path.name == "maven-wrapper.properties" and parents == (".mvn", "wrapper"))
+
+
+def is_text_file(path: Path) -> bool:
+    """Files sunset reads only as text, for what GitLab's record names in them: a .NET project
+    (`*.csproj`), Godep's `Godeps/Godeps.json`, an HTML page (a review app's toolbar script), the
+    Static Site Editor's `.gitlab/static-site-editor.yml`."""
+    return path.suffix in (".csproj", ".html", ".htm") or (
+        path.name == "Godeps.json" and path.parent.name == "Godeps") or (
+        path.name == "static-site-editor.yml" and path.parent.name == ".gitlab")
+
+
+def is_prometheus_rules(path: Path) -> bool:
+    """A Prometheus rule file: YAML with top-level `groups:` whose rules carry `expr:` (`alert:`/`record:`)."""
+    if path.suffix not in (".yml", ".yaml"):
+        return False
+    text = head(path, 4096)
+    return bool(_PROM_GROUPS.search(text)) and bool(_PROM_RULE.search(text))
 
 
 def is_env_file(path: Path) -> bool:

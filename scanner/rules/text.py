@@ -1,0 +1,51 @@
+"""`text`: a regular expression over a file's text, for what no reader extracts as structure —
+a URL in a string (`/oauth/authorize?…response_type=token`, `https://gitlab.example.com/-/jwks`),
+an event name a script filters on, a `<TargetFramework>` in a `.csproj`. Source files, shell
+scripts, CI files and the files sunset reads only as text (`text-file`) carry the `text` facet. A
+match is reported at its exact span; a match across lines is shown by its first line. `condition`
+names what the file alone cannot show (a finding "If …", at most a warning).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from scanner.core.document import Document
+from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.policy import Policy
+
+if TYPE_CHECKING:
+    from scanner.rules import schema
+
+
+@dataclass(frozen=True, slots=True)
+class TextMatcher(spec.Matcher):
+    kind: ClassVar[str] = "text"
+    regex: re.Pattern[str]
+    condition: str = ""
+
+
+def compile(s: schema.TextSpec, build: spec.Build) -> TextMatcher:
+    regex = spec.compile_regex(s.regex)
+    if regex.search(""):
+        raise ValueError(f"regex: {s.regex!r} matches the empty text")
+    return TextMatcher(regex, s.condition or "")
+
+
+def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> Iterator[Hit]:
+    text = doc.text
+    for policy, m in entries:
+        for found in m.regex.finditer(text):
+            start = _position(text, found.start())
+            end = _position(text, found.end())
+            yield Hit(policy, (0,), "value", found.group(0), (*start, *end), m.condition)
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1

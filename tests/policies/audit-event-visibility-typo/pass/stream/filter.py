@@ -1,0 +1,4 @@
+WATCHED = {
+    # ok: audit-event-visibility-typo
+    "user_profile_visibility_updated",
+}

@@ -1,0 +1,4 @@
+gitaly['env'] = {
+  # ok: gitaly-git-config-env
+  'SSL_CERT_DIR' => '/opt/gitlab/embedded/ssl/certs/',
+}

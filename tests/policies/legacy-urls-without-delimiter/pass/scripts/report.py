@@ -1,0 +1,12 @@
+iid = 7
+pid = 42
+# ok: legacy-urls-without-delimiter
+BOARD = "https://gitlab.example.com/groups/acme/-/issues?label_name=bug"
+# ok: legacy-urls-without-delimiter
+MR = f"https://gitlab.example.com/acme/shop/-/merge_requests/{iid}"
+# ok: legacy-urls-without-delimiter
+API = f"https://gitlab.example.com/api/v4/projects/{pid}/merge_requests"
+# ok: legacy-urls-without-delimiter
+DOCS = "https://docs.gitlab.com/ee/user/project/merge_requests/"
+# ok: legacy-urls-without-delimiter
+GH = "https://github.com/acme/shop/issues/1"
