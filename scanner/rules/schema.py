@@ -142,6 +142,10 @@ class TemplateIncludeSpec(Strict):
     templates: tuple[str, ...] = Field(min_length=1)
 
 
+class TemplateUnknownSpec(Strict):
+    kind: Literal["template-unknown"]
+
+
 class CiVariableSpec(Strict):
     kind: Literal["ci-variable"]
     names: tuple[str, ...] = Field(min_length=1)
