@@ -116,6 +116,7 @@ def test_a_same_change_is_counted_once_with_the_verdict_of_the_entry_it_names(tm
 @pytest.mark.parametrize(
     ("kind", "extract", "data"),
     [("removals", "removals-2536b66.md", "removals.yaml"),
+     ("removals", "removals-16_0-data.md", "removals-16.0-data.yaml"),
      ("graphql", "graphql-removed-items-ec05f6e.md", "graphql-removed-items.yaml")],
 )
 def test_the_transcribed_pages_hold_every_heading_of_their_extract(kind: str, extract: str, data: str) -> None:
@@ -134,8 +135,8 @@ def test_transcription_reads_headings_and_table_rows() -> None:
     from scanner.report.transcribe import Parsed, graphql_removed, removals
 
     page = ("## Removed in 16.0\n\n### `CI_BUILD_*` variables\n#### A part of it\n### Other\n"
-            "## Removed in 14.10\n\n### Too old\n")
-    assert removals(page) == [Parsed("`CI_BUILD_*` variables", "16.0"), Parsed("Other", "16.0")]
+            "Announced in 15.9 <!-- x -->\n## Removed in 14.10\n\n### Too old\nAnnounced in 13.0\n")
+    assert removals(page) == [Parsed("`CI_BUILD_*` variables", "16.0"), Parsed("Other", "16.0", "15.9")]
     table = ("## GitLab 16.0\n\n| Field name | GraphQL type | Deprecated in |\n|---|---|---|\n"
              "| `name` | `Finding` | [15.1](https://x) |\n\n| Argument name | Mutation | Deprecated in |\n"
              "| --- | --- | --- |\n| `ids` | `todosMarkAllDone` | 13.2 |\n")

@@ -23,9 +23,12 @@ FIRST = Version(15, 0)
 _H2_REMOVED = re.compile(r"^## Removed in (\d+\.\d+)\s*$")
 _H2_GITLAB = re.compile(r"^## GitLab (\d+\.\d+)\s*$")
 _H3 = re.compile(r"^### (.+?)\s*$")
+_ANNOUNCED = re.compile(r"^Announced in (\d+\.\d+)\b")
 _RELEASE = re.compile(r"\d+\.\d+")
 PAGES = {
     "removals": ("doc/update/removals.md", "https://docs.gitlab.com/update/removals/"),
+    # the data files the removals page is compiled from, where the page copy is older than they are
+    "removals-data": ("data/removals/16_0", "https://docs.gitlab.com/update/removals/"),
     "graphql": ("doc/api/graphql/removed_items.md", "https://docs.gitlab.com/api/graphql/removed_items/"),
 }
 HEAD = """\
@@ -47,7 +50,8 @@ class Parsed:
 
 
 def removals(markdown: str) -> list[Parsed]:
-    """`## Removed in X.Y` sections and their `### title` entries (`####` are parts of an entry)."""
+    """`## Removed in X.Y` sections and their `### title` entries (`####` are parts of an entry); an
+    `Announced in X.Y` line under a title (an extract of GitLab's data files) is its announcement."""
     found: list[Parsed] = []
     release: str | None = None
     for line in markdown.splitlines():
@@ -57,6 +61,8 @@ def removals(markdown: str) -> list[Parsed]:
             release = None
         elif (m := _H3.match(line)) and release and Version.parse(release) >= FIRST:
             found.append(Parsed(m.group(1), release))
+        elif (m := _ANNOUNCED.match(line)) and found and release == found[-1].removal:
+            found[-1] = Parsed(found[-1].title, release, m.group(1))
     return found
 
 
@@ -137,10 +143,11 @@ def main(argv: list[str]) -> int:
     from ruamel.yaml import YAML
 
     if len(argv) != 5 or argv[0] not in PAGES or argv[3] != "--commit":
-        sys.stderr.write("usage: python -m scanner.report.transcribe removals|graphql PAGE.md OUT.yaml --commit SHA\n")
+        kinds = "|".join(PAGES)
+        sys.stderr.write(f"usage: python -m scanner.report.transcribe {kinds} PAGE.md OUT.yaml --commit SHA\n")
         return 2
     kind, page, out, commit = argv[0], Path(argv[1]), Path(argv[2]), argv[4]
-    parsed = (removals if kind == "removals" else graphql_removed)(page.read_text(encoding="utf-8"))
+    parsed = (graphql_removed if kind == "graphql" else removals)(page.read_text(encoding="utf-8"))
     yaml = YAML()
     old = yaml.load(out.read_text(encoding="utf-8"))["entries"] if out.exists() else []
     deprecations = _deprecation_anchors(yaml)
