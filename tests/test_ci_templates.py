@@ -3,11 +3,18 @@ resolves them (policy ci-template-unknown; the findings themselves are in its fi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scanner.core.versions import Version
+from scanner.rules.catalog import load_policies
 from scanner.rules.policy import Policy
 from scanner.rules.template_unknown import DATA, detail, known, resolve, suggestions
+
+from conftest import run_scan, where
+
+DATA_POLICIES = Path(__file__).parent / "data" / "policies"
 
 TEMPLATES = known()
 
@@ -83,3 +90,14 @@ def test_each_removed_template_is_reported_by_exactly_one_policy(policies: list[
 def test_every_template_a_policy_names_is_a_known_template(policies: list[Policy]) -> None:
     named = {(p.id, t) for p in policies for t in getattr(p.matcher, "templates", ())}
     assert sorted((pid, t) for pid, t in named if t not in TEMPLATES) == []
+
+
+def test_a_template_a_policy_names_is_left_to_that_policy(tmp_path: Path, policies: list[Policy]) -> None:
+    """A user's own `template-include` policy (tests/data/policies: t-template names `Old.gitlab-ci.yml`)
+    reports its template; ci-template-unknown reports only the name nobody knows."""
+    (tmp_path / ".gitlab-ci.yml").write_text(
+        "include:\n  - template: Old.gitlab-ci.yml\n  - template: Olde.gitlab-ci.yml\ntest:\n  script: make\n",
+        encoding="utf-8",
+    )
+    report = run_scan([tmp_path], policies + load_policies([DATA_POLICIES]), "17.0")
+    assert where(report) == {("t-template", ".gitlab-ci.yml", 2, 15), ("ci-template-unknown", ".gitlab-ci.yml", 3, 15)}

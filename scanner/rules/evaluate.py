@@ -43,7 +43,7 @@ _RUNS_COMMANDS = ("dockerfile", "compose", "k8s-manifest")
 
 def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from template_include.evaluate(index.templates, doc)
-    yield from template_unknown.evaluate([policy for policy, _ in index.of("template-unknown")], doc)
+    yield from template_unknown.evaluate([policy for policy, _ in index.of("template-unknown")], index.templates, doc)
     yield from ci_variable.evaluate_ci(index.variables, doc)
     yield from variable_reference.in_variable_values(index.references, doc)
     yield from variable_reference.in_keyword_values(index.references, doc)

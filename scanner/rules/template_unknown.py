@@ -5,8 +5,9 @@ what is known of each one's removal) and are resolved as GitLab resolves them: t
 then under `Pages/`, `Verify/`, `autodeploy/` and `Security/` (the Free edition looks in `Security/`
 only for `SAST.gitlab-ci.yml`; Enterprise Edition, which GitLab.com runs, for every name: sunset
 follows EE so that `DAST.gitlab-ci.yml`, written in GitLab's own docs for years, is not reported).
-A name with a variable in it is not judged. A removed template that another `template-include`
-policy reports is left to that policy; the others are reported here with their release. An
+A name with a variable in it is not judged, nor one a `template-include` policy of the catalog
+names (the built-in ones for the templates GitLab deleted, or a user's own): that policy reports
+it. The other removed templates are reported here with their release. An
 unknown name gets the closest known names as "did you mean". Reads the CI includes.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -101,11 +102,14 @@ def detail(name: str, templates: dict[str, Template]) -> str | None:
                    "No CI/CD template of that name.").strip()
 
 
-def evaluate(policies: list[Policy], doc: Document) -> Iterator[Hit]:
+def evaluate(policies: list[Policy], named: Container[str], doc: Document) -> Iterator[Hit]:
+    """`named`: the template names the catalog's `template-include` policies report themselves."""
     if not policies:
         return
     templates = known()
     for entry in ci.include_entries(doc):
-        if entry.kind == "template" and (said := detail(entry.target, templates)) is not None:
+        if entry.kind != "template" or entry.target in named:
+            continue
+        if (said := detail(entry.target, templates)) is not None:
             for policy in policies:
                 yield Hit(policy, entry.route, "value", entry.target, detail=said)
