@@ -85,7 +85,62 @@ def test_header_counts_per_file_type(tmp_path: Path) -> None:
         "  - {title: D, type: none, why: a UI page}\n",
     )
     text = render([{"path": "doc/x.md", "page": "https://docs.gitlab.com/x/", "commit": "abc"}], entries)
-    assert "4 entries; 2 detectable from files; 1 covered by a policy (50%)." in text
+    assert ("4 entries (4 lines, 0 of them the same change as another page's entry); 2 detectable from files; "
+            "1 covered by a policy (50%).") in text
     assert "| CI YAML | 3 | 2 | 1 |" in text
     assert "| 18.0 | [B](https://docs.gitlab.com/x/#b) | — | ci | not yet: match this |" in text
     assert "| pending | [D](https://docs.gitlab.com/x/#d) | — | none | — a UI page |" in text
+
+
+def test_a_same_change_is_counted_once_with_the_verdict_of_the_entry_it_names(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(
+        HEAD + "  - {title: Old field, removal: '16.0', type: graphql, policies: [p1]}\n", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(
+        "source: {repo: gitlabhq/gitlabhq, path: doc/y.md, commit: def}\npage: https://docs.gitlab.com/y/\nentries:\n"
+        "  - {title: Old field removed, removal: '16.0', same_as: 'https://docs.gitlab.com/x/#old-field'}\n"
+        "  - {title: Gone, removal: '16.0', same_as: 'https://docs.gitlab.com/x/#no-such-entry'}\n",
+        encoding="utf-8")
+    sources, entries = load_record(tmp_path)
+    same = [e for e in entries if e.title == "Old field removed"][0]
+    assert (same.type, same.policies) == ("graphql", ("p1",))
+    assert problems(entries, {"p1"}) == [
+        "b.yaml: Gone: same_as names no recorded entry (https://docs.gitlab.com/x/#no-such-entry)"]
+    text = render(sources, entries)
+    assert "| GraphQL documents | 1 | 1 | 1 |" in text
+    assert ("| 16.0 | [Old field removed](https://docs.gitlab.com/y/#old-field-removed) | — | graphql | same change as "
+            "[old-field](https://docs.gitlab.com/x/#old-field); [p1](policies/p1.md) |") in text
+    with pytest.raises(RecordError, match="same_as takes its type and verdict from that entry"):
+        _load(tmp_path, "  - {title: X, type: ci, why: w, same_as: 'https://docs.gitlab.com/x/#y'}\n")
+
+
+@pytest.mark.parametrize(
+    ("kind", "extract", "data"),
+    [("removals", "removals-2536b66.md", "removals.yaml"),
+     ("removals", "removals-16_0-data.md", "removals-16.0-data.yaml"),
+     ("graphql", "graphql-removed-items-ec05f6e.md", "graphql-removed-items.yaml")],
+)
+def test_the_transcribed_pages_hold_every_heading_of_their_extract(kind: str, extract: str, data: str) -> None:
+    """The data files are what the transcription script reads off the committed extracts: same
+    titles, anchors and milestones, in the page's order (15.0 and later only)."""
+    from scanner.report import transcribe
+
+    parse = transcribe.removals if kind == "removals" else transcribe.graphql_removed
+    parsed = parse((record.DATA / "sources" / extract).read_text(encoding="utf-8"))
+    _, entries = load_file(record.DATA / data)
+    assert [(e.title, e.removal, e.announced) for e in entries] == [(p.title, p.removal, p.announced) for p in parsed]
+    assert [e.anchor for e in entries] == [p.anchor or slug(p.title) for p in parsed]
+
+
+def test_transcription_reads_headings_and_table_rows() -> None:
+    from scanner.report.transcribe import Parsed, graphql_removed, removals
+
+    page = ("## Removed in 16.0\n\n### `CI_BUILD_*` variables\n#### A part of it\n### Other\n"
+            "Announced in 15.9 <!-- x -->\n## Removed in 14.10\n\n### Too old\nAnnounced in 13.0\n")
+    assert removals(page) == [Parsed("`CI_BUILD_*` variables", "16.0"), Parsed("Other", "16.0", "15.9")]
+    table = ("## GitLab 16.0\n\n| Field name | GraphQL type | Deprecated in |\n|---|---|---|\n"
+             "| `name` | `Finding` | [15.1](https://x) |\n\n| Argument name | Mutation | Deprecated in |\n"
+             "| --- | --- | --- |\n| `ids` | `todosMarkAllDone` | 13.2 |\n")
+    assert graphql_removed(table) == [
+        Parsed("`Finding.name`", "16.0", "15.1", "gitlab-160"),
+        Parsed("`ids` argument of `todosMarkAllDone` mutation", "16.0", "13.2", "gitlab-160"),
+    ]

@@ -26,9 +26,9 @@ example: {before: a, after: b}
 
 def test_the_table_names_every_kind_once() -> None:
     assert list(RULE_KINDS) == [
-        "template-include", "ci-variable", "variable-reference", "jsonpath", "command", "job-token-reach",
-        "rest-api", "graphql", "any-of", "implicit-default", "required-keys", "secret-file", "text",
-        "unique-values",
+        "template-include", "template-unknown", "ci-variable", "variable-reference", "jsonpath", "command",
+        "job-token-reach", "rest-api", "graphql", "any-of", "implicit-default", "required-keys", "secret-file",
+        "text", "unique-values",
     ]
     for name, kind in RULE_KINDS.items():
         assert kind.spec.model_fields["kind"].annotation.__args__ == (name,)  # type: ignore[union-attr]

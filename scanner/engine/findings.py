@@ -100,6 +100,8 @@ class Recorder:
         data = p.data
         # the matched text comes from the scanned file: redacted here, where it meets the policy's prose
         message = data.message.replace("{match}", redact(hit.matched)) if "{match}" in data.message else data.message
+        if hit.detail:
+            message += " " + redact(hit.detail)
         if data.history:
             message += " " + p.history_note()
         severity = self.rules.severity.get(p.id) or p.severity_at(self.rules.target)

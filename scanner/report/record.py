@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from scanner.core.versions import RELEASE_RE, Version
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "docs" / "record"
 OUT = ROOT / "docs" / "gitlab-record.md"
+DEPRECATIONS = "https://docs.gitlab.com/update/deprecations/"
 
 # The file a user keeps where an entry shows (the header counts per type).
 TYPES = {
@@ -31,7 +32,7 @@ TYPES = {
     "other-files": "security-policy YAML, agent config, other",
     "none": "not in files (UI, GitLab's database, run time, platforms)",
 }
-_KEYS = {"title", "anchor", "announced", "removal", "type", "policies", "todo", "why"}
+_KEYS = {"title", "anchor", "announced", "removal", "type", "policies", "todo", "why", "same_as"}
 _VERDICTS = ("policies", "todo", "why")
 
 
@@ -51,6 +52,7 @@ class Entry:
     policies: tuple[str, ...]
     todo: str
     why: str
+    same_as: str = ""  # the URL of the entry of another page that is the same change (counted there)
 
     @property
     def url(self) -> str:
@@ -88,6 +90,16 @@ def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
     unknown = sorted(set(raw) - _KEYS)
     if unknown:
         raise RecordError(f"{where}: unknown keys {', '.join(unknown)}")
+    same_as = raw.get("same_as")
+    if same_as is not None:
+        if not isinstance(same_as, str) or not same_as.startswith("https://") or "#" not in same_as:
+            raise RecordError(f"{where}: same_as must be the URL (with #anchor) of another page's entry")
+        given = [k for k in ("type", *_VERDICTS) if raw.get(k)]
+        if given:
+            raise RecordError(f"{where}: same_as takes its type and verdict from that entry; remove {given}")
+        return Entry(page=page, source=source, title=title.strip(), anchor=str(raw.get("anchor") or slug(title)),
+                     announced=_release(raw.get("announced"), where), removal=_release(raw.get("removal"), where),
+                     type="none", policies=(), todo="", why="", same_as=same_as)
     if raw.get("type") not in TYPES:
         raise RecordError(f"{where}: type must be one of {', '.join(TYPES)}, not {raw.get('type')!r}")
     given = [k for k in _VERDICTS if raw.get(k)]
@@ -127,27 +139,38 @@ def load_record(folder: Path = DATA) -> tuple[list[dict[str, str]], list[Entry]]
     entries: list[Entry] = []
     for path in sorted(folder.glob("*.yaml")):
         source, found = load_file(path)
-        sources.append(source | {"page": found[0].page if found else ""})
+        sources.append(source | {"page": found[0].page if found else "", "entries": str(len(found))})
         entries += found
-    return sources, entries
+    return sources, resolve(entries)
+
+
+def resolve(entries: list[Entry]) -> list[Entry]:
+    """Each `same_as` entry takes the type and verdict of the entry it names (unknown: left as is,
+    `problems` reports it)."""
+    by_url = {e.url: e for e in entries if not e.same_as}
+    return [replace(e, type=t.type, policies=t.policies, todo=t.todo, why=t.why)
+            if e.same_as and (t := by_url.get(e.same_as)) else e for e in entries]
 
 
 def problems(entries: list[Entry], policy_ids: set[str]) -> list[str]:
     """Policy ids that do not exist, and entries listed twice on one page."""
     found = [f"{e.source}: {e.title}: no policy {p!r}" for e in entries for p in e.policies if p not in policy_ids]
-    seen: set[tuple[str, str]] = set()
+    urls = {e.url for e in entries if not e.same_as}
+    found += [f"{e.source}: {e.title}: same_as names no recorded entry ({e.same_as})"
+              for e in entries if e.same_as and e.same_as not in urls]
+    seen: set[tuple[str, str, str]] = set()
     for e in entries:
-        if (e.page, e.anchor) in seen:
+        if (e.page, e.anchor, e.title) in seen:
             found.append(f"{e.source}: {e.title}: listed twice (anchor {e.anchor})")
-        seen.add((e.page, e.anchor))
+        seen.add((e.page, e.anchor, e.title))
     return found
 
 
 def counts(entries: list[Entry]) -> dict[str, tuple[int, int, int]]:
-    """File type → (entries, detectable, covered)."""
+    """File type → (entries, detectable, covered); a `same_as` entry is counted once, at the entry it names."""
     table: dict[str, tuple[int, int, int]] = {}
     for kind in TYPES:
-        mine = [e for e in entries if e.type == kind]
+        mine = [e for e in entries if e.type == kind and not e.same_as]
         table[kind] = (len(mine), sum(e.detectable for e in mine), sum(bool(e.policies) for e in mine))
     return table
 
@@ -157,6 +180,8 @@ def _cell(text: str) -> str:
 
 
 def _verdict(e: Entry) -> str:
+    if e.same_as:
+        return f"same change as [{e.same_as.split('#', 1)[1]}]({e.same_as}); " + _verdict(replace(e, same_as=""))
     if e.policies:
         return ", ".join(f"[{p}](policies/{p}.md)" for p in e.policies)
     return f"not yet: {_cell(e.todo)}" if e.todo else f"— {_cell(e.why)}"
@@ -170,6 +195,7 @@ def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
     table = counts(entries)
     detectable = sum(d for _, d, _ in table.values())
     covered = sum(c for _, _, c in table.values())
+    same = sum(bool(e.same_as) for e in entries)
     lines = [
         "# GitLab's record, entry by entry",
         "",
@@ -179,9 +205,14 @@ def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
         "",
         "Sources (GitLab's monorepo as mirrored in `gitlabhq/gitlabhq`):",
         "",
-        *[f"- [{s['path']}]({s['page']}) at commit `{s['commit']}`" for s in sources],
+        *[f"- [{s['path']}]({s['page']}) at commit `{s['commit']}`: {s.get('entries', '?')} entries" for s in sources],
         "",
-        f"{len(entries)} entries; {detectable} detectable from files; {covered} covered by a policy "
+        "An entry of one page that is the same change as an entry of another (a removal GitLab announced",
+        "on the deprecations page) says so (*same change as*), takes that entry's file type and policies,",
+        "and is counted once, there: the numbers below count changes, not lines of the tables.",
+        "",
+        f"{len(entries) - same} entries ({len(entries)} lines, {same} of them the same change as another "
+        f"page's entry); {detectable} detectable from files; {covered} covered by a policy "
         f"({round(100 * covered / detectable) if detectable else 0}%).",
         "",
         "| File type | Entries | Detectable | Covered |",

@@ -28,6 +28,7 @@ from scanner.rules import (
     rest_api,
     secret_file,
     template_include,
+    template_unknown,
     text,
     unique_values,
     variable_reference,
@@ -44,6 +45,7 @@ _RUNS_COMMANDS = ("dockerfile", "compose", "k8s-manifest")
 
 def evaluate_ci(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     yield from template_include.evaluate(index.templates, doc)
+    yield from template_unknown.evaluate([policy for policy, _ in index.of("template-unknown")], index.templates, doc)
     yield from ci_variable.evaluate_ci(index.variables, doc)
     yield from variable_reference.in_variable_values(index.references, doc)
     yield from variable_reference.in_keyword_values(index.references, doc)

@@ -20,3 +20,5 @@ class Hit:
     # Set when a templated value decides the match (`enabled: {{INCOMING_EMAIL_ENABLED}}`): the
     # finding says "if …" and is at most a warning, because the file alone does not say it applies.
     condition: str = ""
+    # What the matcher says about this match beyond the policy's message ("Did you mean `X`?").
+    detail: str = ""

@@ -144,6 +144,10 @@ class TemplateIncludeSpec(Strict):
     if_set: tuple[str, ...] = ()  # when given, only files setting one of these variables are reported
 
 
+class TemplateUnknownSpec(Strict):
+    kind: Literal["template-unknown"]
+
+
 class CiVariableSpec(Strict):
     kind: Literal["ci-variable"]
     names: tuple[str, ...] = Field(min_length=1)

@@ -27,6 +27,7 @@ from scanner.rules import (
     schema,
     secret_file,
     template_include,
+    template_unknown,
     text,
     unique_values,
     variable_reference,
@@ -48,6 +49,7 @@ def _kind(spec: type[Strict], module: Any, *facets: str) -> RuleKind:
 
 RULE_KINDS: dict[str, RuleKind] = {
     "template-include": _kind(schema.TemplateIncludeSpec, template_include, "ci-includes"),
+    "template-unknown": _kind(schema.TemplateUnknownSpec, template_unknown, "ci-includes"),
     "ci-variable": _kind(schema.CiVariableSpec, ci_variable, "ci-variables", "settings-env"),
     "variable-reference": _kind(schema.VariableReferenceSpec, variable_reference, "ci-variables", "scripts"),
     "jsonpath": _kind(schema.JsonPathSpec, jsonpath, "tree"),
