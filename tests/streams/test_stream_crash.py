@@ -24,8 +24,11 @@ from streamkit import (  # noqa: F401 - the `broker` and `run_worker` fixtures
 from test_stream_exact import SEED
 from test_stream_worker import create_topic
 
+from streams.batching import MARKER_PREFIX
 from streams.broker import EmbeddedBroker
+from streams.continuity import Continuity, Refetched
 from streams.replay import replay_lines
+from streams.settings import load_settings
 from streams.snapshot import records
 
 
@@ -98,3 +101,39 @@ def test_stage_messages_the_consumer_starts_past_are_read_anyway(broker: Embedde
     _equal(worker_results(worker, broker, app, doc), doc)
     refetched = [worker.metric(f'sunset_stream_refetched_total{{stage="{stage}"}}') for stage in ("projects", "actors")]
     assert refetched[0] >= 4 and refetched[1] >= 4  # message 0 of each of the 4 partitions, at least
+
+
+class _Message:
+    def __init__(self, topic: str, offset: int) -> None:
+        self.topic, self.partition, self.offset, self.key, self.value = topic, 0, offset, None, b"m%d" % offset
+
+
+class _Table:
+    def __init__(self, marker: Any = None) -> None:
+        self.data: dict[str, Any] = {} if marker is None else {f"{MARKER_PREFIX}0": marker}
+
+
+def test_a_batch_that_jumps_past_an_offset_gets_the_skipped_messages_read(broker: EmbeddedBroker) -> None:
+    """What the restarted worker needed (offsets 8-15, then 17-): within a run, after a restart
+    (the marker's `next`), and with no marker at all (0), the offsets a batch jumps past are read
+    from the topic and come first, in order; offsets read again are passed on as they are; a
+    marker of the version before (a bare count) checks nothing until the next batch."""
+    topic = "continuity-jump"
+    create_topic(broker.bootstrap, topic, 1)
+    produce(broker.bootstrap, topic, [b"m%d" % n for n in range(8)])
+    settings = load_settings("dev", broker=broker.url)
+
+    def given(continuity: Continuity, *offsets: int) -> list[tuple[str, int, bytes | None]]:
+        events = [Refetched(_Message(topic, n)) for n in offsets]
+        out = asyncio.run(continuity.complete(topic, 0, events))
+        return [("read" if e not in events else "given", e.message.offset, e.message.value) for e in out]
+
+    after_restart = Continuity(settings, _Table({"written": 3, "next": 2}))
+    assert given(after_restart, 4, 5) == [("read", 2, b"m2"), ("read", 3, b"m3"), ("given", 4, b"m4"),
+                                          ("given", 5, b"m5")]
+    assert given(after_restart, 5, 7) == [("given", 5, b"m5"), ("read", 6, b"m6"), ("given", 7, b"m7")]
+    assert (after_restart.next, after_restart.refetched) == ({0: 8}, 3)
+    assert given(Continuity(settings, _Table()), 1) == [("read", 0, b"m0"), ("given", 1, b"m1")]
+    older = Continuity(settings, _Table(3))  # a marker without `next`
+    assert given(older, 5) == [("given", 5, b"m5")]
+    assert given(older, 7) == [("read", 6, b"m6"), ("given", 7, b"m7")]
