@@ -143,14 +143,20 @@ class BatchView(MutableMapping[str, Any]):
         self._dirty.clear()
         return pending
 
-    async def mark(self, partition: int, written: int) -> Any:
-        """The single-record batch that ends a flush of `partition` (send it once the writes are stored)."""
+    async def mark(self, partition: int, written: int, following: int | None = None) -> Any:
+        """The single-record batch that ends a flush of `partition` (send it once the writes are
+        stored): the number of records written, and, when given, the stage offset the partition
+        expects next (`streams.continuity`) — stored only once the state it follows is."""
         key = orjson.dumps(f"{MARKER_PREFIX}{partition}")
-        return await send_raw(self._table.changelog_topic, orjson.dumps(written), key, partition)
+        value: Any = written
+        if following is not None:
+            value = self._table.data[f"{MARKER_PREFIX}{partition}"] = {"written": written, "next": following}
+        return await send_raw(self._table.changelog_topic, orjson.dumps(value), key, partition)
 
 
-async def flush_views(views: dict[int, BatchView]) -> int:
-    """Write every view's changes, wait until the broker has them, then end each partition with a marker."""
+async def flush_views(views: dict[int, BatchView], following: dict[int, int | None] | None = None) -> int:
+    """Write every view's changes, wait until the broker has them, then end each partition with a
+    marker (saying the offset it expects next, from `following`)."""
     written: dict[int, int] = {}
     pending = []
     for partition, view in views.items():
@@ -159,6 +165,7 @@ async def flush_views(views: dict[int, BatchView]) -> int:
             written[partition] = len(sends)
             pending += sends
     await asyncio.gather(*pending)
-    markers = [await views[p].mark(p, n) for p, n in written.items()]
+    following = following or {}
+    markers = [await views[p].mark(p, n, following.get(p)) for p, n in written.items()]
     await asyncio.gather(*markers)
     return sum(written.values())

@@ -132,8 +132,10 @@ class Engine:
         self.mark = FIRST  # the watermark: held events at or before it are applied
         self.newest = FIRST
         self.seq = 0  # arrival number: breaks the ties order_key leaves (repeated deliveries)
-        self.held_actors: list[tuple[tuple[float, str, str], int, Event, Any]] = []  # heaps
-        self.held_projects: list[tuple[tuple[float, str, str], int, Event, Any]] = []
+        # Heaps of (*order_key, arrival, event, tag): one flat tuple, so a heap step compares floats
+        # first, not a nested tuple (measured: the heaps are a tenth of the replay's time).
+        self.held_actors: list[tuple[float, str, str, int, Event, Any]] = []
+        self.held_projects: list[tuple[float, str, str, int, Event, Any]] = []
         self.errors: list[tuple[Any, BaseException]] = []  # (tag of the event, what it raised)
 
     @property
@@ -163,18 +165,21 @@ class Engine:
         if p_key is None and a_key is None:
             self.ignored += 1
             return NOTHING.findings
-        key = order_key(event)
-        if key[0] < self.mark:
+        ts, kind, ident = order_key(event)
+        if ts < self.mark:
             self.late += 1
         self.seq += 1
+        entry = (ts, kind, ident, self.seq, event, tag)
         if p_key is not None:
-            heapq.heappush(self.held_projects, (key, self.seq, event, tag))
+            heapq.heappush(self.held_projects, entry)
         if a_key is not None:
-            heapq.heappush(self.held_actors, (key, self.seq, event, tag))
-        ts = key[0]  # a snapshot's time (taken_at) is not stream time: it moves no watermark
+            heapq.heappush(self.held_actors, entry)
+        # a snapshot's time (taken_at, FIRST in order_key) is not stream time: it moves no watermark
         if ts > self.newest:
             self.newest = ts
             self.mark = max(self.mark, ts - self.limits.allowed_lateness)
+        elif ts > self.mark:  # the watermark stayed, and the last release left nothing at or before it
+            return NOTHING.findings
         return self.release(self.mark)
 
     def finish(self) -> list[Finding]:
@@ -187,8 +192,8 @@ class Engine:
         the project stage's held events), then the project stage's; each in `order_key` order."""
         findings: list[Finding] = []
         actors, projects, limits, registry = self.held_actors, self.held_projects, self.limits, self.registry
-        while actors and actors[0][0][0] <= mark:
-            _, _, event, tag = heapq.heappop(actors)
+        while actors and actors[0][0] <= mark:
+            *_, event, tag = heapq.heappop(actors)
             if self.mark >= self.sweep_at:
                 self.sweep(self.mark)
             try:
@@ -200,9 +205,9 @@ class Engine:
                 findings += result.findings
                 for access in result.accesses:
                     self.seq += 1
-                    heapq.heappush(projects, (order_key(access), self.seq, access, tag))
-        while projects and projects[0][0][0] <= mark:
-            _, _, event, tag = heapq.heappop(projects)
+                    heapq.heappush(projects, (*order_key(access), self.seq, access, tag))
+        while projects and projects[0][0] <= mark:
+            *_, event, tag = heapq.heappop(projects)
             try:
                 result = project_stage(self.projects, event, limits, registry)
             except Exception as exc:  # noqa: BLE001 - one event never stops the others

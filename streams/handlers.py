@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from streams.batching import BatchView, decode_records, flush_views, is_marker, partition_for
+from streams.continuity import Continuity, by_partition
 from streams.engine import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
 from streams.eventtime import (
     FIRST,
@@ -62,13 +63,6 @@ def _seen(value: dict[str, Any], src: list[Any]) -> bool:
     return last is not None and src[1:] <= last
 
 
-def _by_partition(events: Sequence[Any]) -> dict[int, list[Any]]:
-    groups: dict[int, list[Any]] = defaultdict(list)
-    for event in events:
-        groups[event.message.partition].append(event)
-    return groups
-
-
 class _KeyedHandler:
     """A stage over one table: per partition, a BatchView; events held, then released by the
     watermark in order; one write per changed key."""
@@ -84,10 +78,12 @@ class _KeyedHandler:
         self.applied = self.duplicates = self.late = self.redelivered = 0
         self.due: dict[int, dict[str, float]] = {}  # per partition: key -> its earliest held event time
         self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
+        self.continuity = Continuity(settings, table)  # no stage message skipped
 
     def forget(self) -> None:
-        """After a rebalance: the held-event index is rebuilt from the table at the next batch."""
+        """After a rebalance: the held-event index and the expected offsets come from the table again."""
         self.due.clear()
+        self.continuity.forget()
 
     def new_value(self) -> dict[str, Any]:
         """An empty value of this stage's key, from the detectors' list (streams.registry)."""
@@ -98,7 +94,9 @@ class _KeyedHandler:
         self.applied = self.duplicates = self.late = self.redelivered = 0
         views: dict[int, BatchView] = {}
         results: list[StageResult] = []
-        for partition, group in sorted(_by_partition(events).items()):
+        refetched = self.continuity.refetched
+        for partition, group in sorted(by_partition(events).items()):
+            group = await self.continuity.complete(group[0].message.topic, partition, group)
             view = views[partition] = BatchView(self.table)
             results += await self._partition(partition, group, view)
         findings: dict[str, Finding] = {}
@@ -109,7 +107,8 @@ class _KeyedHandler:
         await self.out.publish(findings)
         await self.after(accesses, sorted(views))
         await self.before_flush(views)
-        written = await flush_views(views)
+        await self.out.delivered()  # findings and forwards on the broker before the state that follows them
+        written = await flush_views(views, {p: self.continuity.next.get(p) for p in views})
         metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
         metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
         metrics.inc("sunset_stream_events_total", self.applied, stage=self.stage_name)
@@ -117,6 +116,7 @@ class _KeyedHandler:
         metrics.inc("sunset_stream_late_events_total", self.late, stage=self.stage_name)
         metrics.inc("sunset_stream_redelivered_total", self.redelivered, stage=self.stage_name)
         metrics.inc("sunset_stream_batches_total", stage=self.stage_name)
+        metrics.inc("sunset_stream_refetched_total", self.continuity.refetched - refetched, stage=self.stage_name)
 
     async def _partition(self, partition: int, group: list[Any], view: BatchView) -> list[StageResult]:
         """One stage partition's messages: hold their records, merge their progress reports, and
@@ -239,7 +239,6 @@ class ProjectHandler(_KeyedHandler):
     key_field = "pkey"
     early = REGISTRY.project_early
     stage = staticmethod(project_stage)
-
 
 
 class ActorHandler(_KeyedHandler):

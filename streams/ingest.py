@@ -72,7 +72,7 @@ class Ingest:
                     await self.process(batches)
                 else:
                     await self.report()
-                    await self.producer.flush()
+                    await self.router.out.delivered()
         finally:
             await self.consumer.stop()
 
@@ -106,7 +106,7 @@ class Ingest:
             if ts > self.at.get(partition, ts - 1):
                 self.at[partition] = ts
         await self.report()  # after the batch's records, on the same stage partitions
-        await self.producer.flush()  # forwards and dead letters are on the broker before we commit
+        await self.router.out.delivered()  # forwards and dead letters are on the broker before we commit
         offsets = {tp: records[-1].offset + 1 for tp, records in batches.items() if records}
         assert self.consumer is not None
         metrics = self.router.out.metrics

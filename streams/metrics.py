@@ -20,6 +20,7 @@ HELP = {
     "sunset_stream_watermark_seconds": "Event time (epoch seconds) a stage partition has released up to.",
     "sunset_stream_late_events_total": "Events older than the watermark when they arrived, by stage.",
     "sunset_stream_redelivered_total": "Records read again after a restart or rebalance and skipped, by stage.",
+    "sunset_stream_refetched_total": "Stage messages the consumer skipped and the stage read itself, by stage.",
     "sunset_receiver_requests_total": "HTTP requests to the receiver, by status code.",
     "sunset_receiver_events_total": "Events published by the receiver.",
     "sunset_receiver_bytes_total": "Request body bytes accepted by the receiver.",

@@ -1,7 +1,10 @@
-"""Every send a stage makes — findings, dead letters, forwards to a stage topic — counted."""
+"""Every send a stage makes — findings, dead letters, forwards to a stage topic — counted, and
+awaited (`delivered`) before what follows them is committed: a send the broker refused raises
+there, instead of being passed over by a producer flush (which waits, but does not check)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -21,6 +24,16 @@ class Outputs:
         self.findings_topic = findings
         self.dead_letter_topic = dead_letters
         self.metrics = metrics
+        self.pending: list[Any] = []  # delivery futures not checked yet
+
+    async def send(self, topic: Any, value: bytes | None, key: bytes | None = None,
+                   partition: int | None = None) -> None:
+        self.pending.append(await send_raw(topic, value, key, partition))
+
+    async def delivered(self) -> None:
+        """Wait until the broker has every send so far; raise if it refused one."""
+        pending, self.pending = self.pending, []
+        await asyncio.gather(*(f for f in pending if f is not None))
 
     async def dead_letter(self, message: Any, reason: str, payload: bytes | None = None,
                           element: int | None = None) -> None:
@@ -37,13 +50,13 @@ class Outputs:
             "element": element,
             "payload": raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw,
         }
-        await send_raw(self.dead_letter_topic, orjson.dumps(record), message.key)
+        await self.send(self.dead_letter_topic, orjson.dumps(record), message.key)
         self.metrics.inc("sunset_stream_dead_letters_total", reason=reason.split(":", 1)[0][:48])
 
     async def publish(self, findings: dict[str, Finding]) -> None:
         """The latest state of each finding raised in this batch, keyed by finding id, as its JSON."""
         for finding_id, finding in findings.items():
-            await send_raw(self.findings_topic, orjson.dumps(finding.as_dict()), finding_id.encode())
+            await self.send(self.findings_topic, orjson.dumps(finding.as_dict()), finding_id.encode())
             self.metrics.inc("sunset_stream_findings_total", kind=finding.kind)
 
     async def forward(self, topic: Any, by_partition: Records) -> None:
@@ -52,11 +65,11 @@ class Outputs:
         for partition, records in sorted(by_partition.items()):
             count += len(records)
             for message in encode_lines(records):
-                await send_raw(topic, message, None, partition)
+                await self.send(topic, message, None, partition)
         self.metrics.inc("sunset_stream_forwarded_total", count, topic=topic.get_topic_name())
 
     async def broadcast(self, topic: Any, partitions: Iterable[int], record: dict[str, Any]) -> None:
         """One small record (a progress report) to each of `partitions` of a stage topic."""
         line = orjson.dumps(record)
         for partition in partitions:
-            await send_raw(topic, line, None, partition)
+            await self.send(topic, line, None, partition)

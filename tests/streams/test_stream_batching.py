@@ -82,3 +82,15 @@ def test_a_flush_without_changes_sends_nothing() -> None:
     view.get("kept")
     assert asyncio.run(flush_views({0: view})) == 0
     assert table.sent == []
+
+
+def test_the_marker_says_the_stage_offset_expected_next_once_the_writes_are_stored() -> None:
+    """With `following` (streams.continuity), the marker also says the stage offset the partition
+    expects next — in the changelog and in the table, where the next batch or a recovery reads it."""
+    table = FakeTable()
+    view = BatchView(table)
+    view["new"] = {"n": 1}
+    assert asyncio.run(flush_views({2: view}, {2: 41})) == 1
+    assert table.sent == [("t-changelog", "new", {"n": 1}, 2),
+                          ("t-changelog", f"{MARKER_PREFIX}2", {"written": 1, "next": 41}, 2)]
+    assert table.data[f"{MARKER_PREFIX}2"] == {"written": 1, "next": 41}
