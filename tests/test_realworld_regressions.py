@@ -47,3 +47,39 @@ def test_shell_words_around_ampersands() -> None:
     assert words("x 2>&1 | y") == [["x", "2>&1"], ["y"]]
     assert words("sleep 1 & wait") == [["sleep", "1"], ["wait"]]
     assert words("c <&3 &>>log") == [["c", "<&3", "&>>log"]]
+
+
+def test_runner_chart_config_with_template_actions_is_read_without_input_errors(tmp_path: Path) -> None:
+    """The runner chart renders `runners.config` with `tpl`: Go template actions in the TOML (a
+    public chart's values had eleven lines of them) were input errors; now the settings around
+    them are read, at their exact positions."""
+    (tmp_path / "values.yaml").write_text(
+        "gitlabUrl: https://gitlab.example.com/\n"
+        "runners:\n"
+        "  config: |\n"
+        "    [[runners]]\n"
+        '      url = "{{ .Values.gitlabUrl }}"\n'
+        "    {{- if .Values.windows }}\n"
+        '      shell = "cmd"\n'
+        '      image = "{{ printf "%s:%s" .Values.image.name .Values.image.tag }}"\n'
+        "    {{- end }}\n"
+        "      [runners.kubernetes]\n"
+        "        cpu_limit = {{ .Values.cpuLimit | quote }}\n"
+        '        allowed_pull_policies = [{{ range $i, $v := .Values.p }}{{ if $i }}, {{ end }}"{{ $v }}"{{ end }}]\n'
+        "        {{- toToml .Values.extra | nindent 8 }}\n")
+    out = _concise(tmp_path)
+    assert [line.split(" ", 2)[0:2] for line in out[:-1]] == [["values.yaml:7:7:", "error[runner-cmd-shell]"]]
+    assert "0 input error(s)" in out[-1]
+
+
+def test_runner_chart_config_template_stand_ins_keep_every_position() -> None:
+    from scanner.readers.settings.parsers import parse_helm_values
+
+    text = ("runners:\n  config: |\n    [[runners]]\n    {{- if .Values.a }}\n"
+            '      executor = "kubernetes"\n    {{- end }}\n      limit = {{ .Values.limit }}\n')
+    tree = parse_helm_values(text)
+    assert tree.warnings == []
+    runner = tree.roots[0]["runners"]["config"]["runners"][0]
+    assert runner["executor"] == "kubernetes"
+    assert tree.table[id(runner)]["executor"] == ((5, 7, 5, 15), (5, 18, 5, 30))
+    assert tree.table[id(runner)]["limit"][0] == (7, 7, 7, 12)
