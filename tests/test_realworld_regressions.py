@@ -76,10 +76,13 @@ def test_runner_chart_config_template_stand_ins_keep_every_position() -> None:
     from scanner.readers.settings.parsers import parse_helm_values
 
     text = ("runners:\n  config: |\n    [[runners]]\n    {{- if .Values.a }}\n"
-            '      executor = "kubernetes"\n    {{- end }}\n      limit = {{ .Values.limit }}\n')
+            '      executor = "kubernetes"\n    {{- end }}\n      limit = {{ .Values.limit }}\n'
+            '      image = "{{ printf "%s:%s" .Values.a .Values.b }}"\n')
     tree = parse_helm_values(text)
     assert tree.warnings == []
     runner = tree.roots[0]["runners"]["config"]["runners"][0]
     assert runner["executor"] == "kubernetes"
     assert tree.table[id(runner)]["executor"] == ((5, 7, 5, 15), (5, 18, 5, 30))
     assert tree.table[id(runner)]["limit"][0] == (7, 7, 7, 12)
+    # the template text comes back in the values (as the templated YAML reader gives it)
+    assert (runner["limit"], runner["image"]) == ("{{ .Values.limit }}", '{{ printf "%s:%s" .Values.a .Values.b }}')

@@ -131,7 +131,8 @@ def _untemplate_toml(text: str) -> str:
     """The chart renders `runners.config` with `tpl`, so it may hold Go template actions. Same-length
     stand-ins keep every position: a line of actions only (`{{- if … }}`, `{{- toToml … }}`) becomes
     blank; actions inside a string become private-use characters; from the first action outside a
-    string to the line's last one becomes one string (`max = {{ .Values.n }}` → `max = "…"`)."""
+    string to the line's last one becomes one string (`max = {{ .Values.n }}` → `max = "…"`). Each
+    value that holds stand-ins gets its source text back afterwards (`_restore`)."""
     if "{{" not in text:
         return text
     out = []
@@ -155,7 +156,23 @@ def _embed_toml(tree: Tree, parent: dict[str, Any], key: str, source: list[str])
     except ParseError as exc:
         tree.warnings.append((_line(move, exc.line), f"{key}: {exc.message}"))
         return
+    _restore(sub, sub.roots[0], parent[key].split("\n"))
     tree.table.update(_move_table(sub, move))
     tree.keys.update(sub.keys)
     tree.warnings.extend((_line(move, line), f"{key}: {message}") for line, message in sub.warnings)
     parent[key] = sub.roots[0]
+
+
+def _restore(sub: Tree, node: Any, lines: list[str]) -> None:
+    """Put the template text back in each string value that holds stand-ins: `"{{ .Values.x }}"`
+    is the string `{{ .Values.x }}`, as the templated YAML reader gives it."""
+    spans = sub.table.get(id(node))
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, value in list(items):
+        if isinstance(value, str) and STANDINS[0] in value and spans is not None:
+            line, col, end_line, end_col = spans[k][1] if isinstance(node, dict) else spans[k]
+            if line == end_line:
+                text = lines[line - 1][col - 1 : end_col - 1]
+                node[k] = text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
+        else:
+            _restore(sub, value, lines)
