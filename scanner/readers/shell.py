@@ -3,8 +3,8 @@
 A script item is a YAML scalar; each of its lines is mapped back to the source line and
 column it was written on (exact for plain, quoted one-liners and literal `|` blocks, the
 common forms). The tokenizer is deliberately small: words, quotes, `\\`-newline
-continuation, comments and the separators `;`, `&&`, `||`, `|`, `&`. It never runs
-anything and never fails: text it cannot split stays inside a word.
+continuation, comments, the separators `;`, `&&`, `||`, `|`, `|&`, `&` (not the `&` of `&>f`,
+`2>&1`). It never runs anything, never fails and always moves on: text it cannot split stays in a word.
 """
 
 from __future__ import annotations
@@ -166,16 +166,16 @@ def commands(script: ScriptText) -> list[list[Token]]:
                 j += 1
             elif ch == "#" and (j == 0 or text[j - 1] in " \t;"):
                 break  # comment to end of line
-            elif text.startswith(_SEPARATORS, j) and not text.startswith(("&>", "|&"), j):
+            elif text.startswith(_SEPARATORS, j) and not text.startswith("&>", j):
                 if current:
                     out.append(current)
                     current = []
-                j += 2 if text.startswith(("&&", "||"), j) else 1
+                j += 2 if text.startswith(("&&", "||", "|&"), j) else 1
             else:
                 word, k = _word(text, j)
                 line, col = script.position(i, j)
                 current.append(Token(word, line, col, col + (k - j)))
-                j = k
+                j = max(k, j + 1)  # a word is never empty: the scan always moves on
         if text.endswith("\\") and not text.endswith("\\\\"):
             i += 1
             continue  # continuation: the command goes on
@@ -205,8 +205,8 @@ def _word(text: str, j: int) -> tuple[str, int]:
                 buf.append(ch)
         elif ch in "'\"":
             quote = ch
-        elif ch in " \t;|&":
-            break
+        elif ch in " \t;|&" and not (ch == "&" and (text[j + 1 : j + 2] == ">" or text[j - 1 : j] in ("<", ">"))):
+            break  # `&>file`, `2>&1`, `<&3`: the `&` belongs to the redirection word
         elif ch == "\\":
             if j + 1 < n:
                 j += 1

@@ -15,12 +15,13 @@ Some kinds add something to what their reader gives:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from scanner.core.tree import ParseError, Span, Tree
 from scanner.readers.settings.dockerfile import parse_env_file
-from scanner.readers.settings.templated import load_templated_yaml
+from scanner.readers.settings.templated import STANDINS, load_templated_yaml
 from scanner.readers.settings.toml import load_toml
 from scanner.readers.settings.views import containers
 from scanner.readers.shell import ScriptText, map_lines
@@ -123,15 +124,55 @@ def _embed_gitlab_rb(tree: Tree, value: str, span: Span, source: list[str], skip
     tree.embedded.append(("omnibus-config", moved))
 
 
+_HELM_EXPR = re.compile(r"\{\{.*?\}\}")
+
+
+def _untemplate_toml(text: str) -> str:
+    """The chart renders `runners.config` with `tpl`, so it may hold Go template actions. Same-length
+    stand-ins keep every position: a line of actions only (`{{- if … }}`, `{{- toToml … }}`) becomes
+    blank; actions inside a string become private-use characters; from the first action outside a
+    string to the line's last one becomes one string (`max = {{ .Values.n }}` → `max = "…"`). Each
+    value that holds stand-ins gets its source text back afterwards (`_restore`)."""
+    if "{{" not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        found = list(_HELM_EXPR.finditer(line))
+        if found and not _HELM_EXPR.sub("", line).strip():
+            line = " " * len(line)
+        bare = next((m for m in found if line[: m.start()].count('"') % 2 == 0), None) if line.strip() else None
+        if bare is not None:
+            a, b = bare.start(), found[-1].end()
+            line = line[:a] + '"' + STANDINS[0] * (b - a - 2) + '"' + line[b:]
+        out.append(_HELM_EXPR.sub(lambda m: STANDINS[0] * len(m.group()), line))
+    return "\n".join(out)
+
+
 def _embed_toml(tree: Tree, parent: dict[str, Any], key: str, source: list[str]) -> None:
     script = map_lines(parent[key], tree.table[id(parent)][key][1], source)
     move = _mover(script)
     try:
-        sub = load_toml(parent[key])
+        sub = load_toml(_untemplate_toml(parent[key]))
     except ParseError as exc:
         tree.warnings.append((_line(move, exc.line), f"{key}: {exc.message}"))
         return
+    _restore(sub, sub.roots[0], parent[key].split("\n"))
     tree.table.update(_move_table(sub, move))
     tree.keys.update(sub.keys)
     tree.warnings.extend((_line(move, line), f"{key}: {message}") for line, message in sub.warnings)
     parent[key] = sub.roots[0]
+
+
+def _restore(sub: Tree, node: Any, lines: list[str]) -> None:
+    """Put the template text back in each string value that holds stand-ins: `"{{ .Values.x }}"`
+    is the string `{{ .Values.x }}`, as the templated YAML reader gives it."""
+    spans = sub.table.get(id(node))
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, value in list(items):
+        if isinstance(value, str) and STANDINS[0] in value and spans is not None:
+            line, col, end_line, end_col = spans[k][1] if isinstance(node, dict) else spans[k]
+            if line == end_line:
+                text = lines[line - 1][col - 1 : end_col - 1]
+                node[k] = text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
+        else:
+            _restore(sub, value, lines)
