@@ -2,8 +2,10 @@
 a URL in a string (`/oauth/authorize?…response_type=token`, `https://gitlab.example.com/-/jwks`),
 an event name a script filters on, a `<TargetFramework>` in a `.csproj`. Source files, shell
 scripts, CI files and the files sunset reads only as text (`text-file`) carry the `text` facet. A
-match is reported at its exact span; a match across lines is shown by its first line. `condition`
-names what the file alone cannot show (a finding "If …", at most a warning).
+match is reported at its exact span; a match across lines is shown by its first line. A match on a
+line that is a comment (`#` or `//` first) is not reported: nothing runs it (a link in a header
+comment of `gitlab.rb` is documentation). `condition` names what the file alone cannot show (a
+finding "If …", at most a warning).
 """
 
 from __future__ import annotations
@@ -40,9 +42,16 @@ def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> It
     text = doc.text
     for policy, m in entries:
         for found in m.regex.finditer(text):
+            if _in_comment_line(text, found.start()):
+                continue
             start = _position(text, found.start())
             end = _position(text, found.end())
             yield Hit(policy, (0,), "value", found.group(0), (*start, *end), m.condition)
+
+
+def _in_comment_line(text: str, offset: int) -> bool:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text[line_start:offset].lstrip().startswith(("#", "//"))
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:
