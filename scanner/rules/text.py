@@ -39,14 +39,18 @@ def compile(s: schema.TextSpec, build: spec.Build) -> TextMatcher:
 
 
 def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> Iterator[Hit]:
+    """Each distinct regular expression runs once over the text, for every policy that shares it."""
     text = doc.text
+    by_regex: dict[re.Pattern[str], list[tuple[Policy, TextMatcher]]] = {}
     for policy, m in entries:
-        for found in m.regex.finditer(text):
+        by_regex.setdefault(m.regex, []).append((policy, m))
+    for regex, same in by_regex.items():
+        for found in regex.finditer(text):
             if _in_comment_line(text, found.start()):
                 continue
-            start = _position(text, found.start())
-            end = _position(text, found.end())
-            yield Hit(policy, (0,), "value", found.group(0), (*start, *end), m.condition)
+            span = (*_position(text, found.start()), *_position(text, found.end()))
+            for policy, m in same:
+                yield Hit(policy, (0,), "value", found.group(0), span, m.condition)
 
 
 def _in_comment_line(text: str, offset: int) -> bool:
