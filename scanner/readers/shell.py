@@ -234,21 +234,19 @@ def comment_start(line: str) -> int:
 _CONTAINER_RUNNERS = frozenset({"docker", "podman", "nerdctl"})
 
 
-def command_program(words: list[Token], programs: frozenset[str]) -> int | None:
-    """Index of the word that runs one of `programs`: the program itself, or the image of
-    `docker run [options] IMAGE ...` whose last path segment (without tag) is the program."""
+def programs_run(words: list[Token]) -> dict[str, int]:
+    """Every program name a command may run, with the index of its word: the program, and for
+    `docker run [options] …` each non-option word read as an image (last path segment, no tag)."""
     at = program_index(words)
     if at is None:
-        return None
+        return {}
     name = program_name(words[at].text)
-    if name in programs:
-        return at
+    found = {name: at}
     if name in _CONTAINER_RUNNERS and at + 1 < len(words) and words[at + 1].text == "run":
         for i in range(at + 2, len(words)):
-            image = words[i].text.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
-            if not words[i].text.startswith("-") and image in programs:
-                return i
-    return None
+            if not words[i].text.startswith("-"):
+                found.setdefault(words[i].text.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0], i)
+    return found
 
 
 _WRAPPERS = frozenset({"sudo", "env", "exec", "time", "nohup", "command", "eval"})

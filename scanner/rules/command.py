@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.readers import ci
-from scanner.readers.shell import Token, command_program
+from scanner.readers.shell import Token, programs_run
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.policy import Policy
@@ -54,8 +54,22 @@ Entries = list[tuple[Policy, CommandMatcher]]
 def in_jobs(entries: Entries, doc: Document, per_job: dict[Route, Job]) -> Iterator[Hit]:
     """Command policies over commands split into words, grouped by the job or container running them."""
     for job, cmds in per_job.items():
+        ran = programs_in(cmds)
         for policy, matcher in entries:
-            yield from in_job(doc, policy, matcher, job, cmds)
+            if matcher.programs & ran:
+                yield from in_job(doc, policy, matcher, job, cmds)
+
+
+def command_program(words: list[Token], programs: frozenset[str]) -> int | None:
+    """Index of the word that runs one of `programs`: the program itself, or the image of
+    `docker run [options] IMAGE ...` whose last path segment (without tag) is the program."""
+    found = [i for name, i in programs_run(words).items() if name in programs]
+    return min(found) if found else None
+
+
+def programs_in(cmds: Job) -> frozenset[str]:
+    """The programs a job's commands may run: a policy naming none of them has nothing to find there."""
+    return frozenset(name for words_, _ in cmds for name in programs_run(words_))
 
 
 def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: Job) -> Iterator[Hit]:

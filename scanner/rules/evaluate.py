@@ -91,8 +91,10 @@ def script_hits(index: PolicyIndex, doc: Document, items: Iterable[tuple[ci.Scri
             per_job[item.job].append((words, item))
     reach = [policy for policy, _ in index.of("job-token-reach")]
     for job, cmds in per_job.items():
+        ran = command.programs_in(cmds)
         for policy, matcher in index.of("command"):
-            yield from command.in_job(doc, policy, matcher, job, cmds)
+            if matcher.programs & ran:
+                yield from command.in_job(doc, policy, matcher, job, cmds)
         for policy in reach:
             for words, item in cmds:
                 yield from job_token_reach.in_command(doc, policy, words, item.route)
