@@ -23,8 +23,9 @@ from scanner.rules.policy import Policy
 
 # 2: required-keys where/skip/unless (issue 12); 3: fix hints; 4: required-keys extends; 5: jsonpath key;
 # 6: template-include unless_set, if_set; 7: graphql values/variable_types, rest-api unless_parameter;
-# 8: jsonpath within/condition, required-keys condition, text and unique-values kinds
-_FORMAT = 8
+# 8: jsonpath within/condition, required-keys condition, text and unique-values kinds;
+# 9: regular expressions pickled as their text (spec.Regex, compiled on first use)
+_FORMAT = 9
 KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 

@@ -10,7 +10,6 @@ finding "If …", at most a warning).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class TextMatcher(spec.Matcher):
     kind: ClassVar[str] = "text"
-    regex: re.Pattern[str]
+    regex: spec.Regex
     condition: str = ""
 
 
@@ -41,7 +40,7 @@ def compile(s: schema.TextSpec, build: spec.Build) -> TextMatcher:
 def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> Iterator[Hit]:
     """Each distinct regular expression runs once over the text, for every policy that shares it."""
     text = doc.text
-    by_regex: dict[re.Pattern[str], list[tuple[Policy, TextMatcher]]] = {}
+    by_regex: dict[spec.Regex, list[tuple[Policy, TextMatcher]]] = {}
     for policy, m in entries:
         by_regex.setdefault(m.regex, []).append((policy, m))
     for regex, same in by_regex.items():
