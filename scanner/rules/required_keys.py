@@ -10,7 +10,7 @@ what the file alone cannot show (a host key in `known_hosts`): such findings say
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -54,14 +54,24 @@ def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatche
 def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Document) -> Iterator[Hit]:
     from scanner.readers.settings.templated import is_templated  # settings files only
 
+    templated: dict[int, bool] = {}  # per mapping (by identity), for every policy reading it
+    inherited: dict[int, frozenset[str] | None] = {}
     for policy, m in entries:
         settled = m.unless is not None and any(True for _ in matches(doc, *m.unless))
         if settled and not m.extends:
             continue
         for route, mapping in matches(doc, m.expression, m.required_keys):
-            if len(route) < 2 or not isinstance(mapping, dict) or any(is_templated(str(k)) for k in mapping):
+            if len(route) < 2 or not isinstance(mapping, dict):
                 continue
-            present = _keys(doc, route, mapping) if m.extends else mapping.keys()
+            if (t := templated.get(id(mapping))) is None:
+                t = templated[id(mapping)] = any(is_templated(str(k)) for k in mapping)
+            if t:
+                continue
+            present: Collection[object] | None = mapping.keys()
+            if m.extends:
+                if id(mapping) not in inherited:
+                    inherited[id(mapping)] = _keys(doc, route, mapping)
+                present = inherited[id(mapping)]
             if present is None:
                 continue
             if m.where is not None and (m.where not in present or str(route[-1]).startswith(".")):
