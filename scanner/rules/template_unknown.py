@@ -106,10 +106,9 @@ def evaluate(policies: list[Policy], named: Container[str], doc: Document) -> It
     """`named`: the template names the catalog's `template-include` policies report themselves."""
     if not policies:
         return
-    templates = known()
     for entry in ci.include_entries(doc):
         if entry.kind != "template" or entry.target in named:
             continue
-        if (said := detail(entry.target, templates)) is not None:
+        if (said := detail(entry.target, known())) is not None:  # the names file is read at the first template
             for policy in policies:
                 yield Hit(policy, entry.route, "value", entry.target, detail=said)
