@@ -39,12 +39,17 @@ def _equal(found: dict[str, Any], doc: dict[str, Any]) -> None:
     assert [found["findings"][k] for k in sorted(expected)] == [expected[k] for k in sorted(expected)]
 
 
-# The kill point's seed. 14 failed before the stage checked its offsets (streams.continuity): in a
-# CI run and here, the restarted worker was never handed one stage message — busy/repo counted
-# 19,525 of 20,000 — and in a full-suite run one with snapshot records (5 extra gaps into g1/app-1).
-@pytest.mark.parametrize("kill_seed", [SEED])
-def test_sigkill_at_a_random_point_changes_no_result(
-        broker: EmbeddedBroker, run_worker: Any, tmp_path_factory: pytest.TempPathFactory, kill_seed: int) -> None:
+# The kill point's seed, the input partitions and whether the input is keyed. SEED on 4 keyed
+# partitions failed before the stage checked its offsets (streams.continuity): in a CI run and here,
+# the restarted worker was never handed one stage message — busy/repo counted 19,525 of 20,000 — and
+# in a full-suite run one with snapshot records (5 extra gaps into g1/app-1). The others put the
+# kill elsewhere on 1 keyed and 8 unkeyed partitions (the busy project's downloads then on one
+# partition, or spread over all).
+@pytest.mark.parametrize(("kill_seed", "partitions", "keyed"), [(SEED, 4, True), (1003, 1, True), (1011, 8, False)],
+                         ids=["4-keyed", "1-keyed", "8-unkeyed"])
+def test_sigkill_at_a_random_point_changes_no_result(broker: EmbeddedBroker, run_worker: Any,
+                                                     tmp_path_factory: pytest.TempPathFactory, kill_seed: int,
+                                                     partitions: int, keyed: bool) -> None:
     """20,000 downloads of one busy project within the stream; the worker is SIGKILLed at a
     seeded random point (no shutdown, no last commit) and restarted: every record it had applied
     and reads again is recognised by its source coordinates, nothing is counted twice or lost."""
@@ -53,8 +58,8 @@ def test_sigkill_at_a_random_point_changes_no_result(
     doc = replay_lines([line + b"\n" for line in lines], limits(), records(snapshot()))
     assert doc["downloads"]["busy/repo"]["repository_download_operation"] == 20_000
     app, data = f"exact-crash-{kill_seed}", tmp_path_factory.mktemp("exact-crash")
-    create_topic(broker.bootstrap, f"{app}-in", 4)
-    produce(broker.bootstrap, f"{app}-in", seed + lines, keyed=True)
+    create_topic(broker.bootstrap, f"{app}-in", partitions)
+    produce(broker.bootstrap, f"{app}-in", seed + lines, keyed=keyed)
     settings = {"SUNSET_BATCH_SIZE": "500"}
     first = Worker(broker, app, data / "first", **settings).start()
     kill_at = random.Random(kill_seed).uniform(0.2, 0.8) * len(lines)
