@@ -57,7 +57,8 @@ def test_sigkill_at_a_random_point_changes_no_result(broker: EmbeddedBroker, run
     lines = generate(SEED + 1, busy=20_000)
     doc = replay_lines([line + b"\n" for line in lines], limits(), records(snapshot()))
     assert doc["downloads"]["busy/repo"]["repository_download_operation"] == 20_000
-    app, data = f"exact-crash-{kill_seed}", tmp_path_factory.mktemp("exact-crash")
+    app = f"exact-crash-{kill_seed}-{partitions}-{'keyed' if keyed else 'unkeyed'}"
+    data = tmp_path_factory.mktemp("exact-crash")
     create_topic(broker.bootstrap, f"{app}-in", partitions)
     produce(broker.bootstrap, f"{app}-in", seed + lines, keyed=keyed)
     settings = {"SUNSET_BATCH_SIZE": "500"}
