@@ -247,8 +247,6 @@ class Engine:
         findings: list[Finding] = []
         limits, registry, projects, errors = self.limits, self.registry, self.held_projects, self.errors
         due = self.held_actors.due(mark)
-        if due and self.mark >= self.sweep_at:
-            self.sweep(self.mark)
         actors = self.actors
         for entry in due:
             try:
@@ -261,6 +259,8 @@ class Engine:
                 for access in result.accesses:
                     self.seq += 1
                     projects.add((*order_key(access), self.seq, access, entry[5]))
+        if due and self.mark >= self.sweep_at:  # after them: what is held now is after the watermark
+            self.sweep(self.mark)
         states = self.projects
         for entry in projects.due(mark):
             try:
