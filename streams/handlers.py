@@ -67,6 +67,7 @@ class _KeyedHandler:
         self.settings, self.table, self.out = settings, table, outputs
         self.applied = self.duplicates = self.late = self.redelivered = 0
         self.holding: dict[int, Holding] = {}  # per partition: the events held for the watermark
+        self.current: dict[int, Holding] = {}  # the same, for the partitions of the batch under way
         self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
         self.released: dict[int, tuple[float, float]] = {}  # per partition: both watermarks, after the last batch
         self.upto: dict[int, tuple[float, float]] = {}  # per partition: the watermarks its last stored marker says
@@ -92,6 +93,7 @@ class _KeyedHandler:
             topic = group[0].message.topic
             if partition not in self.holding:
                 group = await self._reload(topic, partition, group)
+            self.current[partition] = self.holding[partition]  # kept to the flush, even if a rebalance forgets it
             group = await self.continuity.complete(topic, partition, group)
             view = views[partition] = BatchView(self.table)
             results += await self._partition(partition, group, view)
@@ -104,10 +106,11 @@ class _KeyedHandler:
         await self.after(accesses, sorted(views))
         await self.before_flush(views)
         await self.out.delivered()  # findings and forwards on the broker before the state that follows them
+        current, self.current = self.current, {}
         for partition, view in views.items():
-            self.holding[partition].pend(view, SRC)
+            current[partition].pend(view, SRC)
         written = await flush_views(views, {p: self.continuity.next.get(p) for p in views},
-                                    {p: self.holding[p].marker(self.released.get(p)) for p in views})
+                                    {p: current[p].marker(self.released.get(p)) for p in views})
         metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
         metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
         metrics.inc("sunset_stream_events_total", self.applied, stage=self.stage_name)
@@ -122,7 +125,7 @@ class _KeyedHandler:
         release after each message that moved the watermark (a key holds at most a message's
         worth beyond the lateness)."""
         lateness, results = self.settings.allowed_lateness, []
-        due = self.holding[partition]
+        due = self.current[partition]
         progress = view.get(progress_key(partition)) or new_progress()
         marks = watermarks(progress, lateness, self.kind)
         for event in group:
@@ -148,12 +151,10 @@ class _KeyedHandler:
         return results
 
     async def _reload(self, topic: str, partition: int, group: list[Any]) -> list[Any]:
-        """The partition's held events after a (re)start or rebalance. Its last stored flush marker
-        says how far the watermarks had released (`upto`) and from which stage offset messages
-        still had events held (`held`); those messages are read again, in front of the batch
-        (which drops its own copies of them), and their events held again — all but those the
-        watermarks had passed, applied and stored then (as are all records of a message before
-        the marker's `next` that Faust hands over again), and those their keys have applied since."""
+        """The partition's held events after a (re)start or rebalance: the messages from the last
+        stored marker's `held` offset are read again, in front of the batch (which drops its copies),
+        and their events held again — but those at or below its `upto` watermarks (applied and stored
+        then, as is every record of the batch before `held`) or that their keys have applied since."""
         self.holding[partition] = Holding()
         marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
         stop = self.continuity.expected(partition)
@@ -268,7 +269,7 @@ class ActorHandler(_KeyedHandler):
         users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
         for count, key in enumerate(list(self.table.data.keys()), start=1):  # every partition this worker has
             partition = partition_for(key, self.settings.partitions)
-            if (partition in users and not is_marker(key) and key not in self.holding[partition].held
+            if (partition in users and not is_marker(key) and key not in self.current[partition].held
                     and (value := views[partition].get(key)) is not None):
                 users[partition].append((key, value))
             if count % SWEEP_SLICE == 0:
