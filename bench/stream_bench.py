@@ -16,7 +16,12 @@ same events and in the same run:
                tallies and its findings topic equal the replay document's — no speed is printed
                otherwise: events/s from its first progress to that point (which includes the 2 s
                the dev profile waits before it calls the drained input idle and releases the
-               last events), and from process start (start-up, group join, recovery).
+               last events), and from process start (start-up, group join, recovery); the
+               worker's CPU time meanwhile and its changelog records per event.
+
+`--worker-from CHECKOUT` runs the worker of another checkout (an A/B run against a baseline,
+with the same input, broker and harness); `--py-spy OUT` samples the worker with py-spy (when it is
+installed: `pip install py-spy`) into raw stacks, one line per stack with its count.
 """
 
 from __future__ import annotations
@@ -54,6 +59,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--broker", help="kafka://host:port of a running broker (default: start Tansu)")
     parser.add_argument("--no-worker", action="store_true", help="replay only")
     parser.add_argument("--memory", action="store_true", help="peak RSS of the replay at 1x and 4x the events")
+    parser.add_argument("--worker-from", type=Path, default=REPO, metavar="CHECKOUT",
+                        help="run the worker of another checkout of sunset (an A/B run against a baseline)")
+    parser.add_argument("--py-spy", type=Path, metavar="OUT",
+                        help="profile the worker with py-spy (if installed): raw stacks to OUT")
     parser.add_argument("--lateness", type=float, default=150.0,
                         help="allowed lateness, replay and worker (the synthetic scrapes emit 2 minutes of "
                              "clones at once; default 150 s)")
@@ -135,6 +144,15 @@ def metrics(port: int) -> dict[str, float]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def get_json(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read())
@@ -156,18 +174,26 @@ def done(m: dict[str, float], n: int, port: int, broker: str, prefix: str, doc: 
     return findings_on_topic(broker, f"{prefix}-findings") == {f["id"]: f for f in doc["findings"]}
 
 
-def bench_worker(broker: str, topic: str, n: int, partitions: int, data_dir: Path,
-                 doc: dict[str, Any], lateness: float, bound: float = 900.0) -> dict[str, float]:
-    """The worker until its results equal the replay document's (RuntimeError after `bound` s)."""
+def bench_worker(broker: str, topic: str, n: int, partitions: int, data_dir: Path, doc: dict[str, Any],
+                 lateness: float, checkout: Path = REPO, py_spy: Path | None = None,
+                 bound: float = 900.0) -> dict[str, float]:
+    """The worker (of `checkout`) until its results equal the replay document's (RuntimeError
+    after `bound` s); with `py_spy`, sampled by py-spy meanwhile."""
     port, app_id = free_port(), f"bench-{os.getpid()}"
     env = {**os.environ, "SUNSET_BROKER": broker, "SUNSET_INPUT_TOPIC": topic, "SUNSET_APP_ID": app_id,
            "SUNSET_PARTITIONS": str(partitions), "SUNSET_FINDINGS_TOPIC": f"{app_id}-findings",
-           "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead", "SUNSET_ALLOWED_LATENESS": str(lateness)}
+           "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead", "SUNSET_ALLOWED_LATENESS": str(lateness),
+           "PYTHONPATH": str(checkout)}
     command = [sys.executable, "-m", "scanner.cli", "stream", "worker", "--profile", "dev",
                "--web-port", str(port), "--data-dir", str(data_dir)]
     launched = time.perf_counter()
-    worker = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    first = None
+    worker = subprocess.Popen(command, env=env, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    spy = None
+    if py_spy is not None:
+        spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker.pid),
+                                "--rate", "200", "--nonblocking", "--format", "raw", "--output", str(py_spy)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first, first_cpu = None, 0.0
     try:
         while True:
             if worker.poll() is not None:
@@ -178,9 +204,9 @@ def bench_worker(broker: str, topic: str, n: int, partitions: int, data_dir: Pat
                 time.sleep(0.05)
                 continue
             if first is None and m.get('sunset_stream_messages_total{stage="route"}', 0) > 0:
-                first = time.perf_counter()
+                first, first_cpu = time.perf_counter(), cpu_seconds(worker.pid)
             if done(m, n, port, broker, app_id, doc):
-                end = time.perf_counter()
+                end, end_cpu = time.perf_counter(), cpu_seconds(worker.pid)
                 break
             if time.perf_counter() - launched > bound:
                 raise RuntimeError(f"the worker's results did not equal the replay's within {bound:g} s")
@@ -188,8 +214,10 @@ def bench_worker(broker: str, topic: str, n: int, partitions: int, data_dir: Pat
     finally:
         worker.terminate()
         worker.wait(timeout=30)
+        if spy is not None:
+            spy.wait(timeout=60)  # it writes its file once the worker is gone
     assert first is not None
-    return {"processing_s": end - first, "wall_s": end - launched,
+    return {"processing_s": end - first, "wall_s": end - launched, "cpu_s": end_cpu - first_cpu,
             "changelog_writes": sum(v for k, v in m.items() if k.startswith("sunset_stream_changelog_writes_total")),
             "findings": sum(v for k, v in m.items() if k.startswith("sunset_stream_findings_total"))}
 
@@ -197,7 +225,7 @@ def bench_worker(broker: str, topic: str, n: int, partitions: int, data_dir: Pat
 def main() -> int:
     args = parse_args()
     print(f"# sunset stream bench — {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"load {os.getloadavg()[0]:.2f}, {args.events} events, seed {args.seed}")
+          f"load {os.getloadavg()[0]:.2f}, {args.events} events, seed {args.seed}, worker from {args.worker_from}")
     with tempfile.TemporaryDirectory(prefix="sunset-stream-bench-") as tmp:
         path = Path(tmp) / "events.jsonl"
         size = write_events(path, args.events, args.seed)
@@ -224,11 +252,15 @@ def main() -> int:
             print(f"produce (setup): {args.events / produced:,.0f} msg/s")
             raw = asyncio.run(raw_consume(settings.kafka_bootstrap(), topic, args.events))
             print(f"raw aiokafka consume: {args.events / raw:,.0f} msg/s ({raw:.2f} s)")
-            w = bench_worker(b.url, topic, args.events, args.partitions, Path(tmp) / "worker", doc, args.lateness)
+            w = bench_worker(b.url, topic, args.events, args.partitions, Path(tmp) / "worker", doc, args.lateness,
+                             args.worker_from.resolve(), args.py_spy)
             print("worker results: tallies and findings equal the replay's")
             print(f"worker end to end: {args.events / w['processing_s']:,.0f} events/s "
                   f"({w['processing_s']:.2f} s processing; {w['wall_s']:.2f} s from process start; "
                   f"{w['changelog_writes']:.0f} changelog writes, {w['findings']:.0f} finding records)")
+            share = w["cpu_s"] / w["processing_s"]
+            print(f"worker CPU while processing: {w['cpu_s']:.2f} s ({share:.0%} of one core); "
+                  f"{w['changelog_writes'] / args.events:.2f} changelog records per event")
             print(f"worker / raw: {raw / w['processing_s']:.3f}")
     return 0
 

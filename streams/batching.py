@@ -125,6 +125,10 @@ class BatchView(MutableMapping[str, Any]):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def changed(self) -> list[str]:
+        """The keys written or deleted since the last flush."""
+        return list(self._dirty)
+
     async def write(self, partition: int) -> list[Any]:
         """Write the changed keys to the table and send them to its changelog; the send futures.
 
@@ -143,20 +147,24 @@ class BatchView(MutableMapping[str, Any]):
         self._dirty.clear()
         return pending
 
-    async def mark(self, partition: int, written: int, following: int | None = None) -> Any:
+    async def mark(self, partition: int, written: int, following: int | None = None,
+                   extra: dict[str, Any] | None = None) -> Any:
         """The single-record batch that ends a flush of `partition` (send it once the writes are
         stored): the number of records written, and, when given, the stage offset the partition
-        expects next (`streams.continuity`) — stored only once the state it follows is."""
+        expects next (`streams.continuity`) and `extra` (where the events still held are, and how
+        far the watermarks had released: `streams.holding`) — stored only once the state they follow is."""
         key = orjson.dumps(f"{MARKER_PREFIX}{partition}")
         value: Any = written
         if following is not None:
-            value = self._table.data[f"{MARKER_PREFIX}{partition}"] = {"written": written, "next": following}
+            value = {"written": written, "next": following, **(extra or {})}
+            self._table.data[f"{MARKER_PREFIX}{partition}"] = value
         return await send_raw(self._table.changelog_topic, orjson.dumps(value), key, partition)
 
 
-async def flush_views(views: dict[int, BatchView], following: dict[int, int | None] | None = None) -> int:
+async def flush_views(views: dict[int, BatchView], following: dict[int, int | None] | None = None,
+                      extra: dict[int, dict[str, Any]] | None = None) -> int:
     """Write every view's changes, wait until the broker has them, then end each partition with a
-    marker (saying the offset it expects next, from `following`)."""
+    marker (saying the offset it expects next, from `following`, and what `extra` has for it)."""
     written: dict[int, int] = {}
     pending = []
     for partition, view in views.items():
@@ -165,7 +173,7 @@ async def flush_views(views: dict[int, BatchView], following: dict[int, int | No
             written[partition] = len(sends)
             pending += sends
     await asyncio.gather(*pending)
-    following = following or {}
-    markers = [await views[p].mark(p, n, following.get(p)) for p, n in written.items()]
+    following, extra = following or {}, extra or {}
+    markers = [await views[p].mark(p, n, following.get(p), extra.get(p)) for p, n in written.items()]
     await asyncio.gather(*markers)
     return sum(written.values())

@@ -86,10 +86,15 @@ class Continuity:
         self.next[partition] = expected
         return out
 
-    async def fetch(self, topic: str, partition: int, start: int, stop: int) -> list[Any]:
-        """Messages [start, stop) of one stage partition, read with a plain consumer (no group)."""
-        log.warning("%s[%d]: offsets %d..%d were not handed to the stage; reading them", topic, partition,
-                    start, stop - 1)
+    async def fetch(self, topic: str, partition: int, start: int, stop: int, gap: bool = True) -> list[Any]:
+        """Messages [start, stop) of one stage partition, read with a plain consumer (no group):
+        a gap the consumer skipped (`gap`, logged), or the messages whose events were held at the
+        last flush (streams.holding)."""
+        if gap:
+            log.warning("%s[%d]: offsets %d..%d were not handed to the stage; reading them", topic, partition,
+                        start, stop - 1)
+        else:
+            log.info("%s[%d]: reading offsets %d..%d again for their held events", topic, partition, start, stop - 1)
         tp = TopicPartition(topic, partition)
         consumer = AIOKafkaConsumer(bootstrap_servers=self.settings.kafka_bootstrap(), group_id=None,
                                     enable_auto_commit=False, auto_offset_reset="earliest",

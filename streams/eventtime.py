@@ -29,8 +29,7 @@ from streams.eventtypes import SNAPSHOT
 
 PROGRESS = "__progress__"  # the event_type of a progress record between the stages
 PROGRESS_PREFIX = "__sunset_progress__/"
-HELD = "held"  # the key of a stage value that holds events the watermark has not passed yet
-SRC = "src"  # per input partition, the highest (offset, element) a stage value has held
+SRC = "src"  # per input partition, the highest (offset, element) a stage value has applied (streams.holding)
 FIRST = float("-inf")
 
 
@@ -54,7 +53,14 @@ def input_report(partitions: int, at: dict[int, float], idle: set[int]) -> dict[
 
 def actor_report(partition: int, partitions: int, watermark: float) -> dict[str, Any]:
     """What an actor partition tells every project partition once it has released up to `watermark`."""
-    return {"event_type": PROGRESS, "source": "actors", "n": partitions, "at": {str(partition): watermark}}
+    return actors_report(partitions, {partition: watermark})
+
+
+def actors_report(partitions: int, marks: dict[int, float]) -> dict[str, Any]:
+    """How far each of several actor partitions (one batch's) has released: one record to each
+    project partition instead of one per actor partition."""
+    return {"event_type": PROGRESS, "source": "actors", "n": partitions,
+            "at": {str(partition): mark for partition, mark in marks.items()}}
 
 
 def new_progress() -> dict[str, Any]:
@@ -124,17 +130,3 @@ def watermarks(progress: dict[str, Any], lateness: float, stage: str) -> tuple[f
         actors = actors_watermark(progress)
         mark = None if actors is None else min(mark, actors)
     return first, _monotonic(progress, "released", mark)
-
-
-def release(held: list[dict[str, Any]], mark: float, ahead: float = FIRST,
-            early: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The held events the watermark has passed, in order, and the rest. Events of the `early`
-    types are released by the `ahead` watermark (the input's, in the project stage: no access
-    can change what they do)."""
-    ready: list[dict[str, Any]] = []
-    rest: list[dict[str, Any]] = []
-    for event in held:
-        limit = ahead if event["event_type"] in early else mark
-        (ready if order_key(event)[0] <= limit else rest).append(event)
-    ready.sort(key=order_key)
-    return ready, rest

@@ -1,6 +1,6 @@
 """The agents' bodies: one batch of Kafka events in, topic sends and table writes out.
 
-Each stage partition holds the events it receives in their keys' values (`held`) until its
+Each stage partition holds the events it receives (`streams.holding`, in memory) until its
 watermark passes them, then applies them in event-time order (`streams.eventtime`) with the plain
 stage functions of `streams.engine` over a `BatchView` of its table, and sends what they return.
 Progress reports (from ingest; to the project stage also from each actor partition) move the
@@ -18,23 +18,22 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from streams.batching import BatchView, decode_records, flush_views, is_marker, partition_for
+from streams.batching import MARKER_PREFIX, BatchView, decode_records, flush_views, is_marker, partition_for
 from streams.continuity import Continuity, by_partition
 from streams.engine import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
 from streams.eventtime import (
     FIRST,
-    HELD,
     PROGRESS,
     SRC,
-    actor_report,
+    actors_report,
     merge,
     new_progress,
     order_key,
     progress_key,
-    release,
     watermarks,
 )
 from streams.findings import Finding
+from streams.holding import Holding, Reread, applied, took
 from streams.outputs import Outputs, Records
 from streams.registry import REGISTRY
 from streams.settings import StreamSettings
@@ -54,15 +53,6 @@ class Released(NamedTuple):
     value: bytes
 
 
-def _seen(value: dict[str, Any], src: list[Any]) -> bool:
-    """Whether the value has held the record at these source coordinates (input partition,
-    offset, element) already: each value records, per input partition, the highest it took —
-    in the same changelog record as the change, so no transaction is needed to skip exactly."""
-    coords = value.get(SRC)
-    last = None if coords is None else coords.get(str(src[0]))
-    return last is not None and src[1:] <= last
-
-
 class _KeyedHandler:
     """A stage over one table: per partition, a BatchView; events held, then released by the
     watermark in order; one write per changed key."""
@@ -76,13 +66,17 @@ class _KeyedHandler:
     def __init__(self, settings: StreamSettings, table: Any, outputs: Outputs) -> None:
         self.settings, self.table, self.out = settings, table, outputs
         self.applied = self.duplicates = self.late = self.redelivered = 0
-        self.due: dict[int, dict[str, float]] = {}  # per partition: key -> its earliest held event time
+        self.holding: dict[int, Holding] = {}  # per partition: the events held for the watermark
+        self.current: dict[int, Holding] = {}  # the same, for the partitions of the batch under way
         self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
+        self.released: dict[int, tuple[float, float]] = {}  # per partition: both watermarks, after the last batch
+        self.upto: dict[int, tuple[float, float]] = {}  # per partition: the watermarks its last stored marker says
         self.continuity = Continuity(settings, table)  # no stage message skipped
 
     def forget(self) -> None:
-        """After a rebalance: the held-event index and the expected offsets come from the table again."""
-        self.due.clear()
+        """After a rebalance: the held events and the expected offsets come from the table (and
+        the stage topic) again."""
+        self.holding.clear()
         self.continuity.forget()
 
     def new_value(self) -> dict[str, Any]:
@@ -96,7 +90,11 @@ class _KeyedHandler:
         results: list[StageResult] = []
         refetched = self.continuity.refetched
         for partition, group in sorted(by_partition(events).items()):
-            group = await self.continuity.complete(group[0].message.topic, partition, group)
+            topic = group[0].message.topic
+            if partition not in self.holding:
+                group = await self._reload(topic, partition, group)
+            self.current[partition] = self.holding[partition]  # kept to the flush, even if a rebalance forgets it
+            group = await self.continuity.complete(topic, partition, group)
             view = views[partition] = BatchView(self.table)
             results += await self._partition(partition, group, view)
         findings: dict[str, Finding] = {}
@@ -108,7 +106,11 @@ class _KeyedHandler:
         await self.after(accesses, sorted(views))
         await self.before_flush(views)
         await self.out.delivered()  # findings and forwards on the broker before the state that follows them
-        written = await flush_views(views, {p: self.continuity.next.get(p) for p in views})
+        current, self.current = self.current, {}
+        for partition, view in views.items():
+            current[partition].pend(view, SRC)
+        written = await flush_views(views, {p: self.continuity.next.get(p) for p in views},
+                                    {p: current[p].marker(self.released.get(p)) for p in views})
         metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
         metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
         metrics.inc("sunset_stream_events_total", self.applied, stage=self.stage_name)
@@ -123,7 +125,7 @@ class _KeyedHandler:
         release after each message that moved the watermark (a key holds at most a message's
         worth beyond the lateness)."""
         lateness, results = self.settings.allowed_lateness, []
-        due = self._due(partition)
+        due = self.current[partition]
         progress = view.get(progress_key(partition)) or new_progress()
         marks = watermarks(progress, lateness, self.kind)
         for event in group:
@@ -133,83 +135,83 @@ class _KeyedHandler:
                     merge(progress, record)
                     moved = True
                 else:
-                    await self._hold(event.message, view, due, record, line, marks[1])
+                    await self._hold(event.message, view, due, record, line, marks[1],
+                                     self.upto.get(partition) if type(event) is Reread else None)
             if moved:
                 marks = watermarks(progress, lateness, self.kind)
                 results += await self._release(partition, view, due, marks)
+        if due.heap and due.heap[0][0] <= marks[0]:  # late events: applied now, so the flush holds only
+            results += await self._release(partition, view, due, marks)  # what the watermarks have not passed
         view[progress_key(partition)] = progress
         self.marks[partition] = marks[1]
+        self.released[partition] = marks
         if marks[1] > FIRST:
             self.out.metrics.set("sunset_stream_watermark_seconds", marks[1], stage=self.stage_name,
                                  partition=str(partition))
         return results
 
-    def _due(self, partition: int) -> dict[str, float]:
-        """The partition's index of keys holding events; built from the table after a (re)start or rebalance."""
-        due = self.due.get(partition)
-        if due is None:
-            due = self.due[partition] = {}
-            for key, value in list(self.table.data.items()):
-                if (not is_marker(key) and isinstance(value, dict) and value.get(HELD)
-                        and partition_for(key, self.settings.partitions) == partition):
-                    due[key] = min(order_key(e)[0] for e in value[HELD])
-        return due
+    async def _reload(self, topic: str, partition: int, group: list[Any]) -> list[Any]:
+        """The partition's held events after a (re)start or rebalance: the messages from the last
+        stored marker's `held` offset are read again, in front of the batch (which drops its copies),
+        and their events held again — but those at or below its `upto` watermarks (applied and stored
+        then, as is every record of the batch before `held`) or that their keys have applied since."""
+        self.holding[partition] = Holding()
+        marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
+        stop = self.continuity.expected(partition)
+        if not isinstance(marker, dict) or stop is None or not marker.get("upto"):
+            return group  # nothing stored yet
+        low, high = marker["upto"]  # JSON has no -inf: null is "nothing released yet"
+        self.upto[partition] = (FIRST if low is None else low, FIRST if high is None else high)
+        start = marker.get("held", stop)
+        again = [Reread(m) for m in await self.continuity.fetch(topic, partition, start, stop, gap=False)
+                 ] if start < stop else []
+        return again + [Reread(e.message) if e.message.offset < start else e
+                        for e in group if not start <= e.message.offset < stop]
 
-    async def _hold(self, message: Any, view: BatchView, due: dict[str, float], record: Any, line: bytes,
-                    mark: float) -> None:
-        """Keep one record in its key's value until the watermark passes it."""
+    async def _hold(self, message: Any, view: BatchView, due: Holding, record: Any, line: bytes,
+                    mark: float, upto: tuple[float, float] | None = None) -> None:
+        """Keep one record until the watermark passes it. A record read again after a restart
+        (`upto`: the watermarks of the last stored flush) that they had passed was applied then
+        and is stored: skipped, whether its key is still there or was swept since."""
         try:
             if type(record) is not dict:
                 raise ValueError("not JSON")
-            key, at = record[self.key_field], order_key(record)[0]
+            key = record[self.key_field]
             if not isinstance(key, str):
                 raise ValueError(f"no {self.key_field}")
+            if upto is not None:
+                at, kind, _ = order_key(record)
+                if at <= (upto[0] if kind in self.early else upto[1]):
+                    self.redelivered += 1
+                    return
+            src = record.get("src")
+            if src is not None and (due.holds(src) or ((value := view.get(key)) is not None
+                                                      and applied(value, src, SRC))):
+                self.redelivered += 1  # held or applied already (the key's changelog record says which)
+                return
+            at = due.add(key, record, message.offset)
         except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
             await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
             return
-        value = view.get(key)
-        src = record.get("src")
-        if src is not None and value is not None and _seen(value, src):
-            self.redelivered += 1  # held (and so applied) already: this value's changelog record says so
-            return
-        if value is None:
-            value = self.new_value()
-        held = value.get(HELD)
-        if held is None:
-            held = value[HELD] = []
-        held.append(record)
-        if src is not None:
-            coords = value.get(SRC)
-            if coords is None:
-                coords = value[SRC] = {}
-            coords[str(src[0])] = src[1:]
-        view[key] = value
-        if at < due.get(key, float("inf")):
-            due[key] = at
         if at < mark:
             self.late += 1
 
-    async def _release(self, partition: int, view: BatchView, due: dict[str, float],
+    async def _release(self, partition: int, view: BatchView, due: Holding,
                        marks: tuple[float, float]) -> list[StageResult]:
-        """Apply the held events the watermarks have passed, key by key, each key's in order."""
+        """Apply the held events the watermarks have passed, key by key, each key's in order; the
+        key's value then records the source coordinates it applied."""
         results: list[StageResult] = []
         ahead, mark = marks
-        for key in sorted(k for k, at in due.items() if at <= ahead):
-            del due[key]
-            value = view.get(key)
-            if not value or not value.get(HELD):
+        for key in due.due_keys(ahead):
+            ready = due.take(key, mark, ahead, self.early)
+            if not ready:
                 continue
-            ready, rest = release(value[HELD], mark, ahead, self.early)
-            if rest:
-                value[HELD] = rest
-                due[key] = min(order_key(e)[0] for e in rest)
-            else:
-                del value[HELD]
-            view[key] = value
-            for record in ready:
-                result = await self._apply(partition, view, record)
+            for entry in ready:
+                result = await self._apply(partition, view, entry[3])
                 if result is not None and (result.findings or result.accesses):
                     results.append(result)
+            value = view.get(key)
+            view[key] = took(self.new_value() if value is None else value, ready, SRC)
         return results
 
     async def _apply(self, partition: int, view: BatchView, record: dict[str, Any]) -> StageResult | None:
@@ -267,7 +269,8 @@ class ActorHandler(_KeyedHandler):
         users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
         for count, key in enumerate(list(self.table.data.keys()), start=1):  # every partition this worker has
             partition = partition_for(key, self.settings.partitions)
-            if partition in users and not is_marker(key) and (value := views[partition].get(key)) is not None:
+            if (partition in users and not is_marker(key) and key not in self.current[partition].held
+                    and (value := views[partition].get(key)) is not None):
                 users[partition].append((key, value))
             if count % SWEEP_SLICE == 0:
                 await asyncio.sleep(0)
@@ -288,8 +291,10 @@ class ActorHandler(_KeyedHandler):
         for access in accesses:
             by_partition[partition_for(access["pkey"], parts)].append(access)
         await self.out.forward(self.by_project, by_partition)
+        moved: dict[int, float] = {}
         for partition in partitions:
             mark = self.marks.get(partition, FIRST)
             if mark > FIRST and mark != self.reported.get(partition):
-                await self.out.broadcast(self.by_project, range(parts), actor_report(partition, parts, mark))
-                self.reported[partition] = mark
+                moved[partition] = self.reported[partition] = mark
+        if moved:  # one record per project partition for the batch's actor partitions
+            await self.out.broadcast(self.by_project, range(parts), actors_report(parts, moved))

@@ -24,10 +24,10 @@ from streams.settings import DetectorSettings
 
 DETECTORS: tuple[Detector, ...] = (TALLIES, ALLOWLIST_GAPS, MASS_DOWNLOAD, JOB_TOKEN_CORRELATION)
 
-# The stages' own keys of a value: the dedup record's, the events held for the watermark (`held`)
-# and the source coordinates taken (`src`, streams.handlers).
-STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned", "ordered", "held", "src"),
-                                            "actor": ("held", "src")}
+# The stages' own keys of a value: the dedup record's, the events held for the watermark (`held`, before
+# streams.holding), the source coordinates applied (`src`) and those pending below them (`pend`).
+STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned", "ordered", "held", "src", "pend"),
+                                            "actor": ("held", "src", "pend")}
 
 
 class Route(NamedTuple):

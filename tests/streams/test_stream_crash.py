@@ -39,38 +39,49 @@ def _equal(found: dict[str, Any], doc: dict[str, Any]) -> None:
     assert [found["findings"][k] for k in sorted(expected)] == [expected[k] for k in sorted(expected)]
 
 
-# The kill point's seed, the input partitions and whether the input is keyed. SEED on 4 keyed
-# partitions failed before the stage checked its offsets (streams.continuity): in a CI run and here,
-# the restarted worker was never handed one stage message — busy/repo counted 19,525 of 20,000 — and
-# in a full-suite run one with snapshot records (5 extra gaps into g1/app-1). The others put the
-# kill elsewhere on 1 keyed and 8 unkeyed partitions (the busy project's downloads then on one
-# partition, or spread over all).
-@pytest.mark.parametrize(("kill_seed", "partitions", "keyed"), [(SEED, 4, True), (1003, 1, True), (1011, 8, False)],
-                         ids=["4-keyed", "1-keyed", "8-unkeyed"])
+# The kill point's seed, the input partitions, whether the input is keyed, and the lateness. SEED on
+# 4 keyed partitions failed before the stage checked its offsets (streams.continuity): in a CI run
+# and here, the restarted worker was never handed one stage message — busy/repo counted 19,525 of
+# 20,000 — and in a full-suite run one with snapshot records (5 extra gaps into g1/app-1). The
+# others put the kill elsewhere on 1 keyed and 8 unkeyed partitions (the busy project's downloads
+# then on one partition, or spread over all). With a lateness of 500 s, ~2,000 events are held
+# when the kill comes: the restarted worker reads them again from the stage topics (streams.holding).
+@pytest.mark.parametrize(("kill_seed", "partitions", "keyed", "lateness"),
+                         [(SEED, 4, True, None), (1003, 1, True, None), (1011, 8, False, None), (SEED, 4, True, 500.0)],
+                         ids=["4-keyed", "1-keyed", "8-unkeyed", "4-keyed-held"])
 def test_sigkill_at_a_random_point_changes_no_result(broker: EmbeddedBroker, run_worker: Any,
                                                      tmp_path_factory: pytest.TempPathFactory, kill_seed: int,
-                                                     partitions: int, keyed: bool) -> None:
+                                                     partitions: int, keyed: bool, lateness: float | None) -> None:
     """20,000 downloads of one busy project within the stream; the worker is SIGKILLed at a
     seeded random point (no shutdown, no last commit) and restarted: every record it had applied
-    and reads again is recognised by its source coordinates, nothing is counted twice or lost."""
+    and reads again is recognised by its source coordinates, every record it held is held again,
+    nothing is counted twice or lost."""
     seed = [json.dumps(record).encode() for record in records(snapshot())]
     lines = generate(SEED + 1, busy=20_000)
-    doc = replay_lines([line + b"\n" for line in lines], limits(), records(snapshot()))
+    late = {} if lateness is None else {"allowed_lateness": lateness}
+    doc = replay_lines([line + b"\n" for line in lines], limits(**late), records(snapshot()))
     assert doc["downloads"]["busy/repo"]["repository_download_operation"] == 20_000
-    app = f"exact-crash-{kill_seed}-{partitions}-{'keyed' if keyed else 'unkeyed'}"
+    app = f"exact-crash-{kill_seed}-{partitions}-{'keyed' if keyed else 'unkeyed'}-{lateness or 0:.0f}"
     data = tmp_path_factory.mktemp("exact-crash")
     create_topic(broker.bootstrap, f"{app}-in", partitions)
     produce(broker.bootstrap, f"{app}-in", seed + lines, keyed=keyed)
     settings = {"SUNSET_BATCH_SIZE": "500"}
+    if lateness is not None:
+        settings["SUNSET_ALLOWED_LATENESS"] = str(lateness)
     first = Worker(broker, app, data / "first", **settings).start()
     kill_at = random.Random(kill_seed).uniform(0.2, 0.8) * len(lines)
     try:
         wait_for(f"{kill_at:.0f} events routed",
                  lambda: first.metric('sunset_stream_events_total{stage="route"}') >= kill_at, every=0.02)
+        if lateness is not None:  # and events applied: the stages have stored flushes with events held
+            wait_for("events applied", lambda: first.metric('sunset_stream_events_total{stage="actors"}') > 0,
+                     every=0.02)
     finally:
         first.kill()
     second = run_worker(app, **settings)
     _equal(worker_results(second, broker, app, doc), doc)
+    if lateness is not None:
+        assert "again for their held events" in second.log.read_text()
 
 
 def _commit(bootstrap: str, group: str, topics: list[str], offset: int) -> None:
