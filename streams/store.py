@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 
 import faust
@@ -105,9 +106,11 @@ class Store(rocksdb.Store):
     def _decode_value(self, value: bytes | None) -> Any:
         return None if value is None else orjson.loads(value)
 
-    def apply_changelog_batch(self, *args: Any, **kwargs: Any) -> None:
-        self._values.clear()
-        super().apply_changelog_batch(*args, **kwargs)
+    def apply_changelog_batch(self, batch: Iterable[Any], *args: Any, **kwargs: Any) -> None:
+        events = list(batch)
+        for event in events:
+            self._values.pop(event.message.key, None)
+        super().apply_changelog_batch(events, *args, **kwargs)
 
     def revoke_partitions(self, *args: Any, **kwargs: Any) -> None:
         self._values.clear()
@@ -147,7 +150,10 @@ class Table(faust.Table[Any, Any]):
     @Service.timer(PERSIST_EVERY)
     async def _persist_offsets(self) -> None:
         if isinstance(self.data, Store):
-            await persist_applied(self.app, self)
+            try:
+                await persist_applied(self.app, self)
+            except Exception as exc:  # noqa: BLE001 - the broker away: try again at the next tick
+                log.warning("%s: could not record the applied changelog offsets: %r", self.name, exc)
 
 
 def _ready(app: Any) -> bool:
