@@ -53,7 +53,8 @@ class Topology:
 def _faust_config(settings: StreamSettings) -> dict[str, Any]:
     return {
         "broker": settings.broker,
-        "store": "memory://",
+        "store": settings.store,
+        **({"Table": "streams.store:Table"} if settings.store == "rocksdb://" else {}),  # see streams.store
         "datadir": str(settings.data_dir),
         "topic_partitions": settings.partitions,
         "topic_replication_factor": settings.replication_factor,

@@ -32,7 +32,7 @@ import orjson
 from aiohttp import web
 
 from streams.kafka import ensure_topics, new_producer
-from streams.metrics import Metrics
+from streams.metrics import CONTENT_TYPE, Metrics
 from streams.settings import StreamSettings
 
 TOKEN_HEADER = "X-Gitlab-Event-Streaming-Token"
@@ -257,7 +257,7 @@ class Receiver:
         return web.json_response({"status": "ok" if ready else "broker unavailable"}, status=200 if ready else 503)
 
     async def metrics_view(self, request: web.Request) -> web.Response:
-        return web.Response(text=self.metrics.render(), content_type="text/plain")
+        return web.Response(text=self.metrics.render(), content_type=CONTENT_TYPE)
 
 
 def create_receiver(settings: StreamSettings, publisher: KafkaPublisher | None = None) -> web.Application:

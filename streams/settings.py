@@ -42,6 +42,9 @@ class StreamSettings(DetectorSettings):
     partitions: int = Field(8, ge=1, description="partitions of the internal topics and tables")
     replication_factor: int = Field(3, ge=1)
     data_dir: Path = Path(".sunset-stream")
+    store: Literal["memory://", "rocksdb://"] = Field("memory://", description=(
+        "where the worker keeps its tables: in memory (rebuilt from the changelogs at each start) or "
+        "in RocksDB under data_dir (rocksdict; a restart replays only the changelogs' tail)"))
     web_host: str = "127.0.0.1"
     web_port: int = 6066
     batch_size: int = Field(2000, ge=1, description="events per batch (one changelog write per key per batch)")

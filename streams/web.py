@@ -12,7 +12,7 @@ import faust
 from faust.web import Request, Response, View
 
 from streams.batching import is_marker
-from streams.metrics import Metrics
+from streams.metrics import CONTENT_TYPE, Metrics
 from streams.registry import REGISTRY, Registry
 
 
@@ -68,4 +68,4 @@ def register_views(app: faust.App, projects: Any, actors: Any, metrics: Metrics)
     @app.page("/metrics")
     async def metrics_view(web: View, request: Request) -> Response:
         gauges = {"sunset_stream_projects": len(_values(projects)), "sunset_stream_users": len(_values(actors))}
-        return web.text(metrics.render(gauges), content_type="text/plain; version=0.0.4")
+        return web.text(metrics.render(gauges), content_type=CONTENT_TYPE)

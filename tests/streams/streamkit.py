@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
 
 from streams.broker import BrokerStartError, EmbeddedBroker, free_port
 from streams.publish import message_key
@@ -106,6 +107,28 @@ def get_text(url: str) -> str:
         return str(response.read().decode())
 
 
+Samples = dict[str, dict[str, Any]]
+
+
+def parse_metrics(text: str) -> Samples:
+    """A Prometheus exposition, parsed by prometheus_client: each family's `type`, `help` and
+    `samples` ({'name{label="value",...}': value}, labels sorted, as the worker writes them)."""
+    out: Samples = {}
+    for family in text_string_to_metric_families(text):
+        samples = {}
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+            samples[sample.name + ("{" + labels + "}" if labels else "")] = sample.value
+        out[family.name] = {"type": family.type, "help": family.documentation, "samples": samples}
+    return out
+
+
+def sample_values(families: Samples, prefix: str = "sunset_") -> dict[str, float]:
+    """Every sample whose name starts with `prefix`, except prometheus_client's `_created` times."""
+    return {name: value for family in families.values() for name, value in family["samples"].items()
+            if name.startswith(prefix) and not name.split("{")[0].endswith("_created")}
+
+
 def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -147,11 +170,13 @@ class Worker:
             pytest.fail(f"the worker exited with {self.process.returncode}; log:\n{self.log.read_text()[-3000:]}")
         return True
 
+    def metrics(self) -> Samples:
+        """`/metrics`, parsed (`parse_metrics`)."""
+        return parse_metrics(get_text(self.url + "/metrics"))
+
     def metric(self, name: str) -> float:
-        for line in get_text(self.url + "/metrics").splitlines():
-            if line.startswith(name + " "):
-                return float(line.rsplit(" ", 1)[1])
-        return 0.0
+        """One sample, `name{label="value",...}` with the labels sorted; 0 when absent."""
+        return float(sample_values(self.metrics(), "").get(name, 0.0))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-from streamkit import broker_fixture, event, read_topic  # noqa: F401 - the `broker` fixture
+from streamkit import broker_fixture, event, parse_metrics, read_topic, sample_values  # noqa: F401 - `broker`
 
 from streams.broker import EmbeddedBroker, free_port
 from streams.receiver import TOKEN_HEADER, TYPE_HEADER, create_receiver, runner_options
@@ -149,8 +149,39 @@ def test_broker_going_down_is_503(tmp_path: Path) -> None:
         own.stop()
     assert before == (200, {"accepted": 1})
     assert after[0] == 503 and after[1]["error"].startswith("broker unavailable: ")
-    assert 'sunset_receiver_requests_total{code="200"} 1' in metrics.splitlines()
-    assert 'sunset_receiver_requests_total{code="503"} 1' in metrics.splitlines()
+    assert sample_values(parse_metrics(metrics)) == {
+        'sunset_receiver_requests_total{code="200"}': 1, 'sunset_receiver_requests_total{code="503"}': 1,
+        "sunset_receiver_events_total": 1, "sunset_receiver_bytes_total": len(body)}
+
+
+def test_metrics_count_requests_events_bytes_and_bad_bodies(broker: EmbeddedBroker) -> None:
+    """`/metrics` of a running receiver, parsed by prometheus_client: exact samples, help and types."""
+    settings = settings_for(broker.url)
+    one = json.dumps(event("repository_download_operation", 1, project="acme/app", ident=1)).encode()
+    two = json.dumps([event("repository_download_operation", 2, ident=2),
+                      event("repository_download_operation", 3, ident=3)]).encode()
+
+    async def scenario(base: str, session: aiohttp.ClientSession) -> list[Any]:
+        statuses = [(await post(session, base, body, token=token))[0]
+                    for body, token in ((one, TOKEN), (two, TOKEN), (one, "wrong"), (b"{nope", TOKEN))]
+        async with session.get(base + "/metrics") as response:
+            return [statuses, response.headers["Content-Type"], await response.text()]
+
+    statuses, content_type, text = run(settings, scenario)
+    assert statuses == [200, 200, 401, 400]
+    assert content_type == "text/plain; version=0.0.4; charset=utf-8"
+    families = parse_metrics(text)
+    assert sample_values(families) == {
+        'sunset_receiver_requests_total{code="200"}': 2, 'sunset_receiver_requests_total{code="401"}': 1,
+        'sunset_receiver_requests_total{code="400"}': 1, "sunset_receiver_events_total": 3,
+        "sunset_receiver_bytes_total": len(one) + len(two),
+        'sunset_stream_dead_letters_total{reason="invalid JSON"}': 1}
+    assert {name: (f["type"], f["help"]) for name, f in families.items() if name.startswith("sunset_receiver_")
+            and f["type"] == "counter"} == {
+        "sunset_receiver_requests": ("counter", "HTTP requests to the receiver, by status code."),
+        "sunset_receiver_events": ("counter", "Events published by the receiver."),
+        "sunset_receiver_bytes": ("counter", "Request body bytes accepted by the receiver.")}
+    assert families["process_resident_memory_bytes"]["samples"]["process_resident_memory_bytes"] > 0
 
 
 def test_a_single_event_of_two_mib_is_accepted_and_published(broker: EmbeddedBroker) -> None:

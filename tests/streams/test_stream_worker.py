@@ -4,8 +4,10 @@ and the crash test — SIGKILL mid-stream, restart, every distinct event counted
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
     limits,
     produce,
     read_topic,
+    sample_values,
     try_json,
     wait_for,
 )
@@ -74,7 +77,7 @@ def sample_run(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory)
         expected = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_records(SNAPSHOT))
         final = {f["id"]: f for f in expected["findings"]}
         findings = read_topic(broker.bootstrap, "sample-findings", lambda r: latest(r) == final)
-        yield {"worker": worker, "expected": expected, "findings": findings}
+        yield {"worker": worker, "expected": expected, "findings": findings, "sent": len(messages)}
     finally:
         worker.stop()
 
@@ -122,6 +125,59 @@ def test_bad_events_are_on_the_dead_letter_topic(sample_run: dict[str, Any]) -> 
     metrics = sample_run["worker"]
     assert metrics.metric('sunset_stream_dead_letters_total{reason="invalid JSON"}') == 1
     assert metrics.metric('sunset_stream_dead_letters_total{reason="missing event_type"}') == 1
+
+
+def test_metrics_of_the_sample_run(sample_run: dict[str, Any]) -> None:
+    """`/metrics` of the running worker, parsed by prometheus_client: what the input and the
+    replay fix exactly (stage batching varies from run to run, so batch and message counts of the
+    stages are not asserted)."""
+    worker: Worker = sample_run["worker"]
+    stats = sample_run["expected"]["stats"]
+    newest = max(e["ts"] for e in map(normalize, json_lines(SAMPLE)) if isinstance(e, dict) and e["ts"])
+    before = time.time()
+    families = worker.metrics()
+    after = time.time()
+    values = sample_values(families)
+    fixed = {name: values.get(name) for name in [
+        'sunset_stream_messages_total{stage="route"}', 'sunset_stream_events_total{stage="route"}',
+        'sunset_stream_dead_letters_total{reason="invalid JSON"}',
+        'sunset_stream_dead_letters_total{reason="missing event_type"}',
+        'sunset_stream_duplicates_total{stage="projects"}', 'sunset_stream_duplicates_total{stage="actors"}',
+        'sunset_stream_late_events_total{stage="projects"}', 'sunset_stream_late_events_total{stage="actors"}',
+        'sunset_stream_redelivered_total{stage="projects"}', 'sunset_stream_redelivered_total{stage="actors"}',
+        'sunset_stream_refetched_total{stage="projects"}', 'sunset_stream_refetched_total{stage="actors"}',
+        "sunset_stream_users_expired_total", 'sunset_stream_input_lag_messages{partition="0"}',
+        "sunset_stream_projects", "sunset_stream_users"]}
+    assert fixed == {
+        'sunset_stream_messages_total{stage="route"}': sample_run["sent"],
+        'sunset_stream_events_total{stage="route"}': stats["events"],
+        'sunset_stream_dead_letters_total{reason="invalid JSON"}': 1,
+        'sunset_stream_dead_letters_total{reason="missing event_type"}': 1,
+        'sunset_stream_duplicates_total{stage="projects"}': stats["duplicates"],
+        'sunset_stream_duplicates_total{stage="actors"}': 0,
+        'sunset_stream_late_events_total{stage="projects"}': 0, 'sunset_stream_late_events_total{stage="actors"}': 0,
+        'sunset_stream_redelivered_total{stage="projects"}': 0, 'sunset_stream_redelivered_total{stage="actors"}': 0,
+        'sunset_stream_refetched_total{stage="projects"}': 0, 'sunset_stream_refetched_total{stage="actors"}': 0,
+        "sunset_stream_users_expired_total": stats["users_expired"],
+        'sunset_stream_input_lag_messages{partition="0"}': 0,
+        "sunset_stream_projects": stats["projects"], "sunset_stream_users": stats["users"]}
+    # every record a stage topic got was applied by its stage
+    for stage in ("projects", "actors"):
+        assert values[f'sunset_stream_events_total{{stage="{stage}"}}'] == \
+            values[f'sunset_stream_forwarded_total{{topic="sample-by-{stage[:-1]}"}}']
+    # the findings counted are the records on the findings topic, by kind
+    published = {name: value for name, value in values.items() if name.startswith("sunset_stream_findings_total")}
+    records = read_topic(worker.env["SUNSET_BROKER"].split("://")[1], "sample-findings",
+                         lambda r: len(r) >= sum(published.values()))
+    kinds = collections.Counter(json.loads(value)["kind"] for _, value in records)
+    assert published == {f'sunset_stream_findings_total{{kind="{kind}"}}': n for kind, n in kinds.items()}
+    # event-time lag: wall clock at the scrape minus each stage partition's watermark (the newest event)
+    lags = {name: value for name, value in values.items() if name.startswith("sunset_stream_event_time_lag_seconds")}
+    assert sorted(lags) == sorted(f'sunset_stream_event_time_lag_seconds{{partition="{p}",stage="{stage}"}}'
+                                  for stage in ("actors", "projects") for p in range(4))
+    assert all(before - newest <= lag <= after - newest for lag in lags.values())
+    assert (families["sunset_stream_input_lag_messages"]["type"],
+            families["sunset_stream_event_time_lag_seconds"]["type"]) == ("gauge", "gauge")
 
 
 def crash_stream(n_projects: int = 40, per_project: int = 500, seed: int = 11) -> tuple[list[bytes], dict[str, Any]]:

@@ -1,0 +1,116 @@
+"""`SUNSET_STORE=rocksdb://` (streams/store.py): the real worker keeps its tables in RocksDB on the
+embedded broker, records how far each changelog partition is applied, and after a SIGKILL and a
+restart has the replay's tallies and findings, then goes on exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rocksdict
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from pydantic import ValidationError
+from streamkit import (  # noqa: F401 - the `broker` fixture
+    SAMPLE,
+    SNAPSHOT,
+    Worker,
+    broker_fixture,
+    get_json,
+    limits,
+    produce,
+    read_topic,
+    try_json,
+    wait_for,
+)
+from test_stream_worker import create_topic, latest
+
+from streams.broker import EmbeddedBroker
+from streams.replay import replay_file
+from streams.settings import StreamSettings
+from streams.snapshot import load_records
+
+OFFSET_KEY = b"__faust\0offset__"  # where Faust's RocksDB store keeps a partition's applied changelog offset
+PARTITIONS = 4
+
+
+def persisted(data_dir: Path) -> dict[str, int | None]:
+    """Each table partition's recorded changelog offset, read from its database (read-only: the
+    worker may be running)."""
+    out: dict[str, int | None] = {}
+    for path in sorted((data_dir / "faust" / "v1" / "tables").glob("*.db")):
+        db = rocksdict.Rdict(str(path), access_type=rocksdict.AccessType.read_only(),
+                             options=rocksdict.Options(raw_mode=True))
+        try:
+            value = db.get(OFFSET_KEY)
+        finally:
+            db.close()
+        out[path.name.removesuffix(".db")] = None if value is None else int(value)
+    return out
+
+
+def changelog_last(bootstrap: str, app_id: str) -> dict[str, int | None]:
+    """Each table partition's last changelog offset on the broker (None: empty)."""
+    async def run() -> dict[str, int | None]:
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+        await consumer.start()
+        try:
+            tps = [TopicPartition(f"{app_id}-{table}-changelog", p)
+                   for table in ("actors", "projects") for p in range(PARTITIONS)]
+            ends = await consumer.end_offsets(tps)
+        finally:
+            await consumer.stop()
+        return {f"{tp.topic.split('-')[1]}-{tp.partition}": (ends[tp] - 1 if ends[tp] else None) for tp in tps}
+
+    return asyncio.run(run())
+
+
+def test_rocksdb_store_restarts_from_its_own_state_after_sigkill(broker: EmbeddedBroker, tmp_path: Path) -> None:
+    lines = [line for line in SAMPLE.read_bytes().splitlines() if line.strip()]
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(b"\n".join(lines[:30]) + b"\n")
+    settings = limits(mass_download_allowlist=["90"])
+    expected_first = replay_file(first, settings, load_records(SNAPSHOT))
+    expected = replay_file(SAMPLE, settings, load_records(SNAPSHOT))
+    assert expected_first["downloads"] != expected["downloads"]  # the second half changes the tallies
+
+    worker = Worker(broker, "rocks", tmp_path / "worker", partitions=PARTITIONS, SUNSET_STORE="rocksdb://",
+                    SUNSET_MASS_DOWNLOAD_ALLOWLIST='["90"]')
+    create_topic(broker.bootstrap, "rocks-in", 1)  # one input partition keeps the file's order
+    worker.start()
+    try:
+        produce(broker.bootstrap, "rocks-in", [json.dumps(r).encode() for r in load_records(SNAPSHOT)] + lines[:30])
+        wait_for("the first half's tallies", lambda: try_json(worker.url + "/tallies") == expected_first["downloads"])
+        final_first = {f["id"]: f for f in expected_first["findings"]}
+        read_topic(broker.bootstrap, "rocks-findings", lambda r: latest(r) == final_first)
+        # every table partition records its whole changelog as applied (streams.store.PERSIST_EVERY)
+        assert sorted(changelog_last(broker.bootstrap, "rocks")) == sorted(
+            f"{t}-{p}" for t in ("actors", "projects") for p in range(PARTITIONS))
+
+        def recorded() -> Any:  # the worker may still be writing (progress records): read both again
+            return (mine := persisted(worker.data_dir)) == changelog_last(broker.bootstrap, "rocks") and mine
+
+        wait_for("the applied changelog offsets in RocksDB (as on the broker)", recorded)
+
+        worker.kill()
+        worker.start()
+        wait_for("/ready after the restart", lambda: (try_json(worker.url + "/ready") or {}).get("ready"))
+        assert get_json(worker.url + "/tallies") == expected_first["downloads"]
+
+        produce(broker.bootstrap, "rocks-in", lines[30:])
+        wait_for("the whole sample's tallies", lambda: try_json(worker.url + "/tallies") == expected["downloads"])
+        final = {f["id"]: f for f in expected["findings"]}
+        findings = read_topic(broker.bootstrap, "rocks-findings", lambda r: latest(r) == final)
+        assert latest(findings) == final
+    finally:
+        worker.stop()
+
+
+def test_the_store_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert StreamSettings().store == "memory://"
+    monkeypatch.setenv("SUNSET_STORE", "rocksdb://")
+    assert StreamSettings().store == "rocksdb://"
+    with pytest.raises(ValidationError, match="'memory://' or 'rocksdb://'"):
+        StreamSettings(store="redis://")
