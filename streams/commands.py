@@ -63,6 +63,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
     settings = settings_from(args, web_host=args.web_host, web_port=args.web_port,
                              data_dir=Path(args.data_dir) if args.data_dir else None)
+    if settings.store == "rocksdb://":
+        import rocksdict  # noqa: F401 - said before Faust starts, with the extra that brings it (`run`)
     return run_worker(settings, loglevel=args.loglevel)
 
 
@@ -106,6 +108,7 @@ def _cmd_dev(args: argparse.Namespace) -> int:
     return run_dev(args.port, args.web_port, args.broker_port, Path(args.load) if args.load else None)
 
 
+EXTRAS = {"rocksdict": "rocksdb"}  # modules of an extra other than `stream` (which brings the rest)
 COMMANDS = {"replay": _cmd_replay, "worker": _cmd_worker, "receive": _cmd_receive,
             "publish": _cmd_publish, "findings": _cmd_findings, "dev": _cmd_dev}
 
@@ -117,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         return COMMANDS[args.stream_command](args)
     except ModuleNotFoundError as exc:
+        extra = EXTRAS.get(exc.name or "", "stream")
         sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: "
-                         "pip install 'gitlab-sunset[stream]'\n")
+                         f"pip install 'gitlab-sunset[{extra}]'\n")
         return EXIT_USAGE
     except (StreamUsageError, SnapshotError, ValidationError, OSError) as exc:
         message = str(exc).replace(os.linesep, " ")

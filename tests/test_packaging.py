@@ -53,8 +53,21 @@ def test_every_folder_is_a_listed_package() -> None:
 def test_missing_extra_names_the_distribution() -> None:
     for name in ("cli.py", "commands.py", "broker.py"):
         text = (ROOT / "streams" / name).read_text(encoding="utf-8")
-        assert "pip install 'gitlab-sunset[stream]'" in text
+        assert "pip install 'gitlab-sunset[stream]'" in text or "pip install 'gitlab-sunset[{extra}]'" in text
         assert "'sunset[stream]'" not in text
+
+
+def test_the_rocksdb_store_without_rocksdict_names_its_extra(tmp_path: Path) -> None:
+    """`SUNSET_STORE=rocksdb://` in an install without the `rocksdb` extra: one line naming it,
+    exit 2, before Faust starts (rocksdict made unimportable in this process)."""
+    code = ("import sys; sys.modules['rocksdict'] = None; from gitlab_sunset import main; "
+            "sys.exit(main(['stream', 'worker', '--data-dir', sys.argv[1]]))")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SUNSET_")}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                          env={**environ, "SUNSET_STORE": "rocksdb://"}, timeout=120)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("sunset stream: rocksdict is missing; install the extra: "
+                           "pip install 'gitlab-sunset[rocksdb]'\n")
 
 
 def test_release_builds_wheel_and_sdist(release: Path) -> None:
