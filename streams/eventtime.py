@@ -51,11 +51,6 @@ def input_report(partitions: int, at: dict[int, float], idle: set[int]) -> dict[
             "at": {str(p): ts for p, ts in at.items()}, "idle": sorted(idle)}
 
 
-def actor_report(partition: int, partitions: int, watermark: float) -> dict[str, Any]:
-    """What an actor partition tells every project partition once it has released up to `watermark`."""
-    return actors_report(partitions, {partition: watermark})
-
-
 def actors_report(partitions: int, marks: dict[int, float]) -> dict[str, Any]:
     """How far each of several actor partitions (one batch's) has released: one record to each
     project partition instead of one per actor partition."""

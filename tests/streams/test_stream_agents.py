@@ -16,7 +16,7 @@ from streamkit import event
 from streams.app import create_app
 from streams.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
 from streams.events import Rejected, compact, normalize
-from streams.eventtime import PROGRESS, actor_report, input_report, progress_key
+from streams.eventtime import PROGRESS, actors_report, input_report, progress_key
 from streams.handlers import Outputs
 from streams.metrics import Metrics
 from streams.router import Router
@@ -63,7 +63,7 @@ def stage_message(*raws: dict[str, Any], through: float | None = None) -> bytes:
         records.append(compact(out))
     if through is not None:
         ts = BASE + through
-        records += [input_report(1, {0: ts}, {0}), *(actor_report(p, 4, ts) for p in range(4))]
+        records += [input_report(1, {0: ts}, {0}), *(actors_report(4, {p: ts}) for p in range(4))]
     (message,) = encode_lines(records)
     return message
 
