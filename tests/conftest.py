@@ -21,9 +21,32 @@ ROOT = Path(__file__).resolve().parent.parent
 WHEEL = f"gitlab_sunset-{__version__}-py3-none-any.whl"
 
 
+# What a developer's shell or a CI image exports must not change what the tests see: terminal width
+# and colour decide the text report's layout, proxies would route the tests' loopback servers away.
+_PINNED_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "NO_PROXY": "127.0.0.1,localhost",
+               "no_proxy": "127.0.0.1,localhost"}
+_DROPPED_ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "HTTP_PROXY",
+                "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "SUNSET_GITLAB_TOKEN",
+                "GITLAB_CI")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """The compiled-catalog cache of this run (and of the commands it starts) in a folder of its own."""
+    """A pinned environment, and the compiled-catalog cache of this run (and of the commands it starts)
+    in a folder of its own."""
+    for name in [*_DROPPED_ENV, *(n for n in os.environ if n.startswith(("CI_", "SUNSET_")))]:
+        os.environ.pop(name, None)
+    os.environ.update(_PINNED_ENV)
     os.environ["SUNSET_CACHE_DIR"] = tempfile.mkdtemp(prefix="sunset-test-cache-")
+
+
+# Fixtures that start a real service: a test using one is an integration test.
+_SERVICE_FIXTURES = frozenset({"broker", "release", "venv"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session")

@@ -64,6 +64,7 @@ def test_dev_refuses_a_port_another_process_holds() -> None:
     assert (out.returncode, out.stderr) == (2, f"sunset stream dev: port {taken} on 127.0.0.1 is in use\n")
 
 
+@pytest.mark.integration
 def test_dev_runs_broker_worker_and_receiver_locally(tmp_path: Path) -> None:
     port, web_port, broker_port = free_port(), free_port(), free_port()
     env = {**os.environ, "SUNSET_TOKEN": "dev-token", "SUNSET_PARTITIONS": "2"}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
 from streamkit import broker_fixture, event, parse_metrics, read_topic, sample_values  # noqa: F401 - `broker`
 
@@ -115,6 +116,7 @@ def test_token_size_and_json_are_checked(broker: EmbeddedBroker) -> None:
         ("invalid JSON", '{"event_type": '), ("not a JSON object or array", "42")]
 
 
+@pytest.mark.integration
 def test_broker_unreachable_is_503(tmp_path: Path) -> None:
     settings = settings_for(f"kafka://127.0.0.1:{free_port()}")  # nothing listens there
 
@@ -130,6 +132,7 @@ def test_broker_unreachable_is_503(tmp_path: Path) -> None:
     assert (status, body) == (503, {"error": "broker unavailable: not connected"})
 
 
+@pytest.mark.integration
 def test_broker_going_down_is_503(tmp_path: Path) -> None:
     own = EmbeddedBroker(log_path=tmp_path / "tansu.log").start()  # this test kills its own broker
     settings = settings_for(own.url)

@@ -35,6 +35,7 @@ def test_a_repeating_problem_is_logged_once_per_interval(monkeypatch: pytest.Mon
     assert limit.filter(record("Unable connect to node with id %s", logging.INFO))  # below WARNING: all pass
 
 
+@pytest.mark.integration
 def test_sigterm_stops_the_worker_while_the_broker_is_down(tmp_path: Path) -> None:
     own = EmbeddedBroker(log_path=tmp_path / "tansu.log")
     own.start()
