@@ -34,7 +34,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """A pinned environment, and the compiled-catalog cache of this run (and of the commands it starts)
     in a folder of its own."""
     # SUNSET_UPDATE_* and SUNSET_TEST_* are the tests' own switches (e.g. regenerating golden files).
-    own = [n for n in os.environ if n.startswith(("CI_", "SUNSET_")) and not n.startswith(("SUNSET_UPDATE_", "SUNSET_TEST_"))]
+    own = [n for n in os.environ
+           if n.startswith(("CI_", "SUNSET_")) and not n.startswith(("SUNSET_UPDATE_", "SUNSET_TEST_"))]
     for name in [*_DROPPED_ENV, *own]:
         os.environ.pop(name, None)
     os.environ.update(_PINNED_ENV)
