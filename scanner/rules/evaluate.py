@@ -16,7 +16,7 @@ from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.core.tree import Span
 from scanner.readers import ci
-from scanner.readers.shell import ScriptText, commands, map_lines
+from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, map_lines, read_all
 from scanner.rules import (
     ci_variable,
     command,
@@ -62,10 +62,14 @@ def _ci_scripts(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     prefilter = index.script_filter(doc)
     if prefilter is None:
         return
+    every = list(ci.scripts(doc))
+    kept = [prefilter.search(item.text) is not None for item in every]
+    # a job that defines a function in a script item may call it in any other
+    defining = {item.job for item, keep in zip(every, kept, strict=True) if keep and DEFINES_FUNCTION.search(item.text)}
     items = [
         (item, map_lines(item.text, doc.span(item.route, "value"), doc.lines))
-        for item in ci.scripts(doc)
-        if prefilter.search(item.text)
+        for item, keep in zip(every, kept, strict=True)
+        if keep or item.job in defining
     ]
     yield from script_hits(index, doc, items)
 
@@ -84,11 +88,14 @@ def script_hits(index: PolicyIndex, doc: Document, items: Iterable[tuple[ci.Scri
     """References, commands, job-token reach and API calls in scripts; commands grouped by the job running them."""
     per_job: dict[Route, command.Job] = defaultdict(list)
     texts: dict[Route, ScriptText] = {}
+    scripts: dict[Route, list[tuple[ci.ScriptItem, ScriptText]]] = defaultdict(list)
     for item, script in items:
         texts[item.route] = script
         yield from variable_reference.in_script(index.references, script, item.route, shell=True)
-        for words in commands(script):
-            per_job[item.job].append((words, item))
+        scripts[item.job].append((item, script))
+    for job, group in scripts.items():  # one shell runs a job's items: a function defined in one is called in the next
+        for (item, _), read in zip(group, read_all([script for _, script in group]), strict=True):
+            per_job[job].extend((words, item) for words in read)
     reach = [policy for policy, _ in index.of("job-token-reach")]
     for job, cmds in per_job.items():
         ran = command.programs_in(cmds)
