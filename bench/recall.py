@@ -130,12 +130,10 @@ def default_sunset() -> str:
 
 
 def scan(sunset: str, args: Sequence[str], cwd: Path) -> dict[str, object]:
-    """`sunset scan ARGS --format json`; exit 2 (sunset could not run) raises, anything else is data."""
+    """`sunset scan ARGS --format json --exit-zero`; any other status than 0 means sunset could not run."""
     proc = subprocess.run(
         [sunset, "scan", *args, "--format", "json", "--exit-zero"], cwd=cwd, capture_output=True, text=True
     )
-    if proc.returncode == 2 and "no GitLab file found" in proc.stderr:
-        return {"findings": [], "errors": [], "nothing": True}
     if proc.returncode != 0:
         raise SystemExit(f"sunset scan {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
     report: dict[str, object] = json.loads(proc.stdout)
@@ -162,7 +160,7 @@ def measure(
         base = set_dir / folder
         if mode == "folder":
             report = scan(sunset, ["."], base)
-            if report.get("nothing"):
+            if not report["summary"]["files_scanned"]:  # type: ignore[index]
                 result.not_scanned.append(folder)
         elif mode == "kinds":
             declared = {s.path: s.sunset_kind for s in sources if s.folder == folder and s.sunset_kind != "-"}
@@ -170,7 +168,7 @@ def measure(
                 config = Path(tmp, "sunset.yml")
                 config.write_text(json.dumps({"kinds": declared}), encoding="utf-8")
                 report = scan(sunset, [".", "--config", str(config)], base)
-            if report.get("nothing"):
+            if not report["summary"]["files_scanned"]:  # type: ignore[index]
                 result.not_scanned.append(folder)
         else:
             names = [s.path for s in sources if s.folder == folder]
