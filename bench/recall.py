@@ -73,6 +73,7 @@ class Row:
     release: str
     policy: str  # `-`: no policy of sunset's catalog is meant to find it
     note: str
+    case: str  # its regression case in tests/recall/cases.yaml
 
     def covers(self, file: str, line: int, policy: str) -> bool:
         return file == self.file and policy == self.policy and self.first <= line <= self.last
@@ -113,7 +114,17 @@ def load_rows(path: Path) -> list[Row]:
     for r in read_tsv(path):
         first, _, last = r["lines"].partition("-")
         rows.append(
-            Row(r["file"], int(first), int(last or first), r["usage"], r["entry"], r["release"], r["policy"], r["note"])
+            Row(
+                r["file"],
+                int(first),
+                int(last or first),
+                r["usage"],
+                r["entry"],
+                r["release"],
+                r["policy"],
+                r["note"],
+                r["case"],
+            )
         )
     return rows
 
@@ -217,31 +228,52 @@ def figures(result: Result, rows: list[Row], kinds: dict[str, str]) -> list[tupl
     return lines
 
 
-def render(results: list[Result], rows: list[Row], sources: list[Source], markdown: bool) -> str:
+def load_causes(path: Path) -> dict[tuple[str, str], str]:
+    """(case, policy) -> why it is missed today, from the regression cases (`-`: a policy-less row)."""
+    from ruamel.yaml import YAML
+
+    causes: dict[tuple[str, str], str] = {}
+    for name, spec in YAML(typ="safe").load(path.read_text(encoding="utf-8")).items():
+        for item in spec.get("missed", []):
+            causes.setdefault((name, item["policy"] or "-"), item["why"])
+    return causes
+
+
+def cause_table(result: Result, rows: list[Row], causes: dict[tuple[str, str], str]) -> list[str]:
+    """Missed rows grouped by the cause their case names (the words before its first colon)."""
+    groups: dict[str, list[Row]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        if i not in result.found:
+            why = causes.get((row.case, row.policy), "no case says why")
+            groups[why.split(":")[0].split(";")[0]].append(row)
+    out = ["| cause | rows | example |", "|---|---:|---|"]
+    for cause, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        first = members[0]
+        example = f"`{first.file}:{first.first}` {first.usage} ({first.policy})".replace("|", "\\|")
+        out.append(f"| {cause} | {len(members)} | {example} |")
+    return out
+
+
+def render(
+    results: list[Result], rows: list[Row], sources: list[Source], causes: dict[tuple[str, str], str], markdown: bool
+) -> str:
     kinds = {s.file: s.kind for s in sources}
     out: list[str] = []
     projects = len({s.repo for s in sources})
     out.append(f"{len(sources)} files from {projects} projects; {len(rows)} deprecated usages listed.")
-    out.append("")
-    head = ["file", "lines", "usage", "GitLab entry", "release", "policy", *[r.mode for r in results]]
-    out.append("| " + " | ".join(head) + " |")
-    out.append("|" + "---|" * len(head))
-    for i, row in enumerate(rows):
-        marks = []
-        for r in results:
-            hits = r.found.get(i)
-            marks.append(", ".join(f"{f.line}:{f.column}" for f in hits) if hits else "**missed**")
-        lines = f"{row.first}" if row.first == row.last else f"{row.first}–{row.last}"
-        cells = [f"`{row.file}`", lines, row.usage, row.entry, row.release, row.policy, *marks]
-        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     for r in results:
         out.append("")
-        out.append(f"Scanning by {r.mode}:")
+        out.append(f"### Scanning by {r.mode}")
         out.append("")
         out.append("| kind | recall | precision |")
         out.append("|---|---|---|")
         for kind, rec, prec in figures(r, rows, kinds):
             out.append(f"| {kind} | {rec} | {prec} |")
+        if r.mode == "folder":  # the causes in cases.yaml are those of a folder scan
+            out.append("")
+            out.append("Misses by cause:")
+            out.append("")
+            out.extend(cause_table(r, rows, causes))
         if r.false_positive:
             out.append("")
             out.append("False positives:")
@@ -259,6 +291,20 @@ def render(results: list[Result], rows: list[Row], sources: list[Source], markdo
         if r.not_scanned:
             out.append("")
             out.append("Folders where sunset found no GitLab file: " + ", ".join(f"`{n}`" for n in r.not_scanned))
+    out.append("")
+    out.append("### Every usage")
+    out.append("")
+    head = ["file", "lines", "usage", "GitLab entry", "release", "policy", *[r.mode for r in results]]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for i, row in enumerate(rows):
+        marks = []
+        for r in results:
+            hits = r.found.get(i)
+            marks.append(", ".join(f"{f.line}:{f.column}" for f in hits) if hits else "**missed**")
+        lines = f"{row.first}" if row.first == row.last else f"{row.first}–{row.last}"
+        cells = [f"`{row.file}`", lines, row.usage, row.entry, row.release, row.policy, *marks]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     text = "\n".join(out)
     return text if markdown else text.replace("**missed**", "MISSED")
 
@@ -320,6 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sources", type=Path, default=RECALL_DIR / "sources.tsv")
     parser.add_argument("--expected", type=Path, default=RECALL_DIR / "expected.tsv")
     parser.add_argument("--verdicts", type=Path, default=RECALL_DIR / "verdicts.tsv")
+    parser.add_argument("--cases", type=Path, default=REPO_ROOT / "tests" / "recall" / "cases.yaml")
     parser.add_argument("--sunset", default=default_sunset(), help="the sunset command (default: next to python)")
     parser.add_argument("--mode", choices=["folder", "kinds", "files", "all"], default="all")
     parser.add_argument("--markdown", action="store_true", help="print Markdown (as in docs/recall.md)")
@@ -344,7 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdicts = load_verdicts(args.verdicts)
     modes = ["folder", "kinds", "files"] if args.mode == "all" else [args.mode]
     results = [measure(m, args.set.resolve(), sources, rows, verdicts, args.sunset) for m in modes]
-    print(render(results, rows, sources, args.markdown))
+    causes = load_causes(args.cases)
+    print(render(results, rows, sources, causes, args.markdown))
     return 0
 
 
