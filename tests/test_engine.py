@@ -123,16 +123,16 @@ def test_file_reached_twice_is_scanned_and_reported_once(tmp_path: Path, test_po
             ".gitlab-ci.yml": "include: [ci/shared.yml, ci/other.yml]\n",
             "ci/other.yml": "include: ci/shared.yml\n",
             "ci/shared.yml": "variables:\n  OLD_VAR: x\n",
-            "sub/.gitlab-ci.yml": "include: ci/shared.yml\nvariables:\n  OLD_VAR: y\n",
-            "sub/ci/shared.yml": "variables:\n  OLD_VAR: z\n",
+            # a `<name>.gitlab-ci.yml` in a folder starts at the repository root (here the scanned folder)
+            "sub/deploy.gitlab-ci.yml": "include: ci/shared.yml\nvariables:\n  OLD_VAR: y\n",
+            "sub/ci/shared.yml": "variables:\n  OLD_VAR: z\n",  # included by no one: not read
         },
     )
     report = run(tmp_path, test_policies)
     assert report.errors == []
     assert where(report) == {
         ("t-variable", "ci/shared.yml", 2, 3),
-        ("t-variable", "sub/.gitlab-ci.yml", 3, 3),
-        # a nested .gitlab-ci.yml without its own .git shares the scanned repository root
+        ("t-variable", "sub/deploy.gitlab-ci.yml", 3, 3),
     }
     assert report.files_scanned == 4
 

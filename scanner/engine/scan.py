@@ -153,7 +153,7 @@ class Scan:
             self.report.includes.append(IncludeRecord(source, config.line, "project", f"{project}:{file}",
                                                       False, "custom CI/CD configuration file in another project"))
         elif (path := Path(os.path.abspath(value))).is_file():
-            self.dispatch(path, named_repo_root(path), explicit=True, kind=PIPELINE)
+            self.dispatch(path, named_repo_root(path, by_name=False), explicit=True, kind=PIPELINE)
         else:
             missing = config.given or value
             self.error(source, config.line or None, f"CI/CD configuration file `{missing}` does not exist")
