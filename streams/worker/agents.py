@@ -1,0 +1,462 @@
+"""The agents' bodies: one batch of stage messages in, topic sends and table writes out.
+
+Each stage partition holds the events it receives (in memory, `streams.eventtime`) until its
+watermark passes them, then applies them in event-time order with the plain stage functions of
+`streams.stages` over a `BatchView` of its table, and sends what they return. Progress reports
+(from ingest; to the project stage also from each actor partition) move the watermark; they are
+kept in the table too, so a restarted worker resumes where it was. An event that fails — bad
+JSON, a missing field, or an exception in a detector — goes to the dead-letter topic with the
+reason and its source; it never stops the batch and is never dropped silently.
+
+Exact after a crash without broker transactions:
+
+* Each flush marker (`streams.worker.batching`) also says `held`: the lowest stage offset of a
+  message with an event still held. A restarted worker (or a partition that moved) reads the stage
+  topic from there up to the offset expected next (`streams.worker.continuity`) and holds those
+  events again.
+* Each key's value records, per input partition, the highest source coordinates it has *applied*
+  (`src`), and the coordinates of its events still held below them (`pend`: a key's events are
+  applied in event-time order, not in arrival order), in the same changelog record as the state
+  they produced. So a record read again — by that re-read, or redelivered — is skipped when its
+  key has applied it, and held again when it has not; a crash between any two changelog records
+  of a flush loses nothing and applies nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
+from typing import Any, NamedTuple
+
+import orjson
+
+from streams.detectors.base import Finding
+from streams.detectors.registry import REGISTRY
+from streams.eventtime import (
+    FIRST,
+    PROGRESS,
+    SRC,
+    actors_report,
+    merge,
+    new_progress,
+    order_key,
+    progress_key,
+    watermarks,
+)
+from streams.settings import StreamSettings
+from streams.stages import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
+from streams.worker.batching import MARKER_PREFIX, BatchView, decode_records, flush_views, is_marker, partition_for
+from streams.worker.continuity import Continuity, by_partition
+from streams.worker.outputs import Outputs, Records
+
+__all__ = ["ActorHandler", "Outputs", "ProjectHandler"]
+Stage = Callable[[Any, dict[str, Any], Any], StageResult]
+SWEEP_SLICE = 20_000  # keys looked at between two yields to the event loop
+
+
+class Released(NamedTuple):
+    """Where a held event is when it is applied (for its dead letter): the stage topic's partition."""
+
+    topic: str
+    partition: int
+    offset: int | None
+    key: bytes | None
+    value: bytes
+
+
+class _KeyedHandler:
+    """A stage over one table: per partition, a BatchView; events held, then released by the
+    watermark in order; one write per changed key."""
+
+    stage_name = ""
+    kind = ""  # "project" | "actor": which watermark (streams.eventtime.watermark)
+    key_field = ""
+    early: frozenset[str] = frozenset()  # types released by the input's watermark alone
+    stage: Stage
+
+    def __init__(self, settings: StreamSettings, table: Any, outputs: Outputs) -> None:
+        self.settings, self.table, self.out = settings, table, outputs
+        self.applied = self.duplicates = self.late = self.redelivered = 0
+        self.holding: dict[int, Holding] = {}  # per partition: the events held for the watermark
+        self.current: dict[int, Holding] = {}  # the same, for the partitions of the batch under way
+        self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
+        self.released: dict[int, tuple[float, float]] = {}  # per partition: both watermarks, after the last batch
+        self.upto: dict[int, tuple[float, float]] = {}  # per partition: the watermarks its last stored marker says
+        self.continuity = Continuity(settings, table)  # no stage message skipped
+
+    def forget(self) -> None:
+        """After a rebalance: the held events and the expected offsets come from the table (and
+        the stage topic) again."""
+        self.holding.clear()
+        self.continuity.forget()
+
+    def new_value(self) -> dict[str, Any]:
+        """An empty value of this stage's key, from the detectors' list (streams.detectors.registry)."""
+        return REGISTRY.new_project() if self.kind == "project" else REGISTRY.new_actor()
+
+    async def handle(self, events: Sequence[Any]) -> None:
+        metrics = self.out.metrics
+        self.applied = self.duplicates = self.late = self.redelivered = 0
+        views: dict[int, BatchView] = {}
+        results: list[StageResult] = []
+        refetched = self.continuity.refetched
+        for partition, group in sorted(by_partition(events).items()):
+            topic = group[0].message.topic
+            if partition not in self.holding:
+                group = await self._reload(topic, partition, group)
+            self.current[partition] = self.holding[partition]  # kept to the flush, even if a rebalance forgets it
+            group = await self.continuity.complete(topic, partition, group)
+            view = views[partition] = BatchView(self.table)
+            results += await self._partition(partition, group, view)
+        findings: dict[str, Finding] = {}
+        accesses: list[dict[str, Any]] = []
+        for result in results:
+            findings.update((f.id, f) for f in result.findings)
+            accesses += result.accesses
+        await self.out.publish(findings)
+        await self.after(accesses, sorted(views))
+        await self.before_flush(views)
+        await self.out.delivered()  # findings and forwards on the broker before the state that follows them
+        current, self.current = self.current, {}
+        for partition, view in views.items():
+            current[partition].pend(view, SRC)
+        written = await flush_views(views, {p: self.continuity.next.get(p) for p in views},
+                                    {p: current[p].marker(self.released.get(p)) for p in views})
+        metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
+        metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
+        metrics.inc("sunset_stream_events_total", self.applied, stage=self.stage_name)
+        metrics.inc("sunset_stream_duplicates_total", self.duplicates, stage=self.stage_name)
+        metrics.inc("sunset_stream_late_events_total", self.late, stage=self.stage_name)
+        metrics.inc("sunset_stream_redelivered_total", self.redelivered, stage=self.stage_name)
+        metrics.inc("sunset_stream_batches_total", stage=self.stage_name)
+        metrics.inc("sunset_stream_refetched_total", self.continuity.refetched - refetched, stage=self.stage_name)
+
+    async def _partition(self, partition: int, group: list[Any], view: BatchView) -> list[StageResult]:
+        """One stage partition's messages: hold their records, merge their progress reports, and
+        release after each message that moved the watermark (a key holds at most a message's
+        worth beyond the lateness)."""
+        lateness, results = self.settings.allowed_lateness, []
+        due = self.current[partition]
+        progress = view.get(progress_key(partition)) or new_progress()
+        marks = watermarks(progress, lateness, self.kind)
+        for event in group:
+            moved = False
+            for record, line in decode_records(event.message.value or b""):
+                if type(record) is dict and record.get("event_type") == PROGRESS:
+                    merge(progress, record)
+                    moved = True
+                else:
+                    await self._hold(event.message, view, due, record, line, marks[1],
+                                     self.upto.get(partition) if type(event) is Reread else None)
+            if moved:
+                marks = watermarks(progress, lateness, self.kind)
+                results += await self._release(partition, view, due, marks)
+        if due.heap and due.heap[0][0] <= marks[0]:  # late events: applied now, so the flush holds only
+            results += await self._release(partition, view, due, marks)  # what the watermarks have not passed
+        view[progress_key(partition)] = progress
+        self.marks[partition] = marks[1]
+        self.released[partition] = marks
+        if marks[1] > FIRST:
+            self.out.metrics.set("sunset_stream_watermark_seconds", marks[1], stage=self.stage_name,
+                                 partition=str(partition))
+        return results
+
+    async def _reload(self, topic: str, partition: int, group: list[Any]) -> list[Any]:
+        """The partition's held events after a (re)start or rebalance: the messages from the last
+        stored marker's `held` offset are read again, in front of the batch (which drops its copies),
+        and their events held again — but those at or below its `upto` watermarks (applied and stored
+        then, as is every record of the batch before `held`) or that their keys have applied since."""
+        self.holding[partition] = Holding()
+        marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
+        stop = self.continuity.expected(partition)
+        if not isinstance(marker, dict) or stop is None or not marker.get("upto"):
+            return group  # nothing stored yet
+        low, high = marker["upto"]  # JSON has no -inf: null is "nothing released yet"
+        self.upto[partition] = (FIRST if low is None else low, FIRST if high is None else high)
+        start = marker.get("held", stop)
+        again = [Reread(m) for m in await self.continuity.fetch(topic, partition, start, stop, gap=False)
+                 ] if start < stop else []
+        return again + [Reread(e.message) if e.message.offset < start else e
+                        for e in group if not start <= e.message.offset < stop]
+
+    async def _hold(self, message: Any, view: BatchView, due: Holding, record: Any, line: bytes,
+                    mark: float, upto: tuple[float, float] | None = None) -> None:
+        """Keep one record until the watermark passes it. A record read again after a restart
+        (`upto`: the watermarks of the last stored flush) that they had passed was applied then
+        and is stored: skipped, whether its key is still there or was swept since."""
+        try:
+            if type(record) is not dict:
+                raise ValueError("not JSON")
+            key = record[self.key_field]
+            if not isinstance(key, str):
+                raise ValueError(f"no {self.key_field}")
+            if upto is not None:
+                at, kind, _ = order_key(record)
+                if at <= (upto[0] if kind in self.early else upto[1]):
+                    self.redelivered += 1
+                    return
+            src = record.get("src")
+            if src is not None and (due.holds(src) or ((value := view.get(key)) is not None
+                                                      and applied(value, src, SRC))):
+                self.redelivered += 1  # held or applied already (the key's changelog record says which)
+                return
+            at = due.add(key, record, message.offset)
+        except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
+            await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
+            return
+        if at < mark:
+            self.late += 1
+
+    async def _release(self, partition: int, view: BatchView, due: Holding,
+                       marks: tuple[float, float]) -> list[StageResult]:
+        """Apply the held events the watermarks have passed, key by key, each key's in order; the
+        key's value then records the source coordinates it applied."""
+        results: list[StageResult] = []
+        ahead, mark = marks
+        for key in due.due_keys(ahead):
+            ready = due.take(key, mark, ahead, self.early)
+            if not ready:
+                continue
+            for entry in ready:
+                result = await self._apply(partition, view, entry[3])
+                if result is not None and (result.findings or result.accesses):
+                    results.append(result)
+            value = view.get(key)
+            view[key] = took(self.new_value() if value is None else value, ready, SRC)
+        return results
+
+    async def _apply(self, partition: int, view: BatchView, record: dict[str, Any]) -> StageResult | None:
+        try:
+            result = self.stage(view, record, self.settings)
+        except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
+            line = orjson.dumps(record)
+            where = Released(self.table.changelog_topic.get_topic_name(), partition, None, None, line)
+            await self.out.dead_letter(where, f"{self.stage_name} stage failed: {exc!r}", payload=line)
+            return None
+        self.applied += 1
+        self.duplicates += result is DUPLICATE
+        return result
+
+    async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
+        """What to do with access records the stage produced (the actor stage forwards them)."""
+
+    async def before_flush(self, views: dict[int, BatchView]) -> None:
+        """Last changes to the batch's views before they are written (the actor stage's sweep)."""
+
+
+class ProjectHandler(_KeyedHandler):
+    """Tallies, allowlists and gaps, keyed by project path."""
+
+    stage_name = "projects"
+    kind = "project"
+    key_field = "pkey"
+    early = REGISTRY.project_early
+    stage = staticmethod(project_stage)
+
+
+class ActorHandler(_KeyedHandler):
+    """Mass downloads and job-token correlation, keyed by author id; accesses go to the project stage."""
+
+    stage_name = "actors"
+    kind = "actor"
+    key_field = "akey"
+    stage = staticmethod(actor_stage)
+
+    def __init__(self, settings: StreamSettings, table: Any, by_project: Any, outputs: Outputs) -> None:
+        super().__init__(settings, table, outputs)
+        self.by_project = by_project
+        self.sweep_at: dict[int, float] = {}  # per stage partition: the watermark of its next sweep
+        self.reported: dict[int, float] = {}  # per stage partition: the watermark last told the project stage
+
+    async def before_flush(self, views: dict[int, BatchView]) -> None:
+        """Drop users idle past the horizon (`streams.engine.idle_actors`) from the partitions
+        this batch touched, once per horizon of each partition's watermark: tombstones go to the
+        changelog with the batch's writes, so a restarted worker does not bring them back. A
+        large table is walked in slices, so heartbeats and the views keep being served."""
+        due = [p for p in views if self.marks.get(p, FIRST) > FIRST
+               and self.marks[p] >= self.sweep_at.get(p, float("-inf"))]
+        if not due:
+            return
+        users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
+        for count, key in enumerate(list(self.table.data.keys()), start=1):  # every partition this worker has
+            partition = partition_for(key, self.settings.partitions)
+            if (partition in users and not is_marker(key) and key not in self.current[partition].held
+                    and (value := views[partition].get(key)) is not None):
+                users[partition].append((key, value))
+            if count % SWEEP_SLICE == 0:
+                await asyncio.sleep(0)
+        expired = 0
+        for partition in due:
+            now = self.marks[partition]
+            for key in idle_actors(users[partition], now, self.settings):
+                del views[partition][key]
+                expired += 1
+            self.sweep_at[partition] = now + actor_horizon(self.settings)
+        self.out.metrics.inc("sunset_stream_users_expired_total", expired)
+
+    async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
+        """Forward the accesses; then tell every project partition how far each actor partition
+        has released (after the accesses, on the same partitions: they arrive first)."""
+        by_partition: Records = defaultdict(list)
+        parts = self.settings.partitions
+        for access in accesses:
+            by_partition[partition_for(access["pkey"], parts)].append(access)
+        await self.out.forward(self.by_project, by_partition)
+        moved: dict[int, float] = {}
+        for partition in partitions:
+            mark = self.marks.get(partition, FIRST)
+            if mark > FIRST and mark != self.reported.get(partition):
+                moved[partition] = self.reported[partition] = mark
+        if moved:  # one record per project partition for the batch's actor partitions
+            await self.out.broadcast(self.by_project, range(parts), actors_report(parts, moved))
+
+
+PEND = "pend"  # the key of a value: source coordinates (below `src`) of its events held, not applied
+Entry = tuple[float, str, str, dict[str, Any], int]
+_ORDER = itemgetter(0, 1, 2)
+
+
+class Reread(NamedTuple):
+    """A stage message read again after a restart for the events it held (`_KeyedHandler._reload`)."""
+
+    message: Any
+
+
+def took(value: dict[str, Any], ready: list[Entry], coords_key: str) -> dict[str, Any]:
+    """A key's value after its `ready` events were applied: its source coordinates cover them,
+    and none of them is pending any more (the flush records the rest: `Holding.pend`)."""
+    if PEND in value:
+        value[PEND] = [s for s in value[PEND] if all(s != e[3].get("src") for e in ready)]
+    coords = value.get(coords_key)
+    for entry in ready:
+        src = entry[3].get("src")
+        if src is not None:
+            if coords is None:
+                coords = value[coords_key] = {}
+            last = coords.get(str(src[0]))
+            if last is None or src[1:] > last:
+                coords[str(src[0])] = src[1:]
+    return value
+
+
+def applied(value: dict[str, Any], src: Sequence[int], coords_key: str) -> bool:
+    """Whether a key's value has applied the record at these source coordinates (input partition,
+    offset, element): at or below the highest it applied from that partition, and not pending."""
+    coords = value.get(coords_key)
+    last = None if coords is None else coords.get(str(src[0]))
+    if last is None or list(src[1:]) > last:
+        return False
+    pending = value.get(PEND)
+    return pending is None or list(src) not in pending
+
+
+class Holding:
+    """One stage partition's held events, by key; which keys are due; where they came from."""
+
+    __slots__ = ("due", "heap", "held", "offsets", "srcs")
+
+    def __init__(self) -> None:
+        self.held: dict[str, list[Entry]] = {}
+        self.due: dict[str, float] = {}  # key -> the earliest time of its held events
+        self.heap: list[tuple[float, str]] = []  # (due time, key); entries whose time is no longer due are stale
+        self.srcs: set[tuple[int, ...]] = set()  # source coordinates of the held events
+        self.offsets: dict[int, int] = {}  # stage offset -> how many held events came in that message
+
+    def __len__(self) -> int:
+        return sum(map(len, self.held.values()))
+
+    def holds(self, src: Sequence[int]) -> bool:
+        return tuple(src) in self.srcs
+
+    def add(self, key: str, record: dict[str, Any], offset: int) -> float:
+        """Hold one record of `key` (from the stage message at `offset`); its event time."""
+        at, kind, ident = order_key(record)
+        entries = self.held.get(key)
+        if entries is None:
+            entries = self.held[key] = []
+        entries.append((at, kind, ident, record, offset))
+        src = record.get("src")
+        if src is not None:
+            self.srcs.add(tuple(src))
+        self.offsets[offset] = self.offsets.get(offset, 0) + 1
+        if at < self.due.get(key, float("inf")):
+            self.due[key] = at
+            heapq.heappush(self.heap, (at, key))
+        return at
+
+    def due_keys(self, ahead: float) -> list[str]:
+        """The keys holding an event at or before `ahead`, sorted (the order they are released in)."""
+        keys = set()
+        heap, due = self.heap, self.due
+        while heap and heap[0][0] <= ahead:
+            at, key = heapq.heappop(heap)
+            if due.get(key) == at:
+                keys.add(key)
+        return sorted(keys)
+
+    def take(self, key: str, mark: float, ahead: float, early: frozenset[str]) -> list[Entry]:
+        """The key's held events the watermarks have passed, in order (`early` types by `ahead`);
+        the rest stay held."""
+        entries = self.held.pop(key, None)
+        self.due.pop(key, None)
+        if not entries:
+            return []
+        ready: list[Entry] = []
+        rest: list[Entry] = []
+        for entry in entries:
+            (ready if entry[0] <= (ahead if entry[1] in early else mark) else rest).append(entry)
+        if rest:
+            self.held[key] = rest
+            at = self.due[key] = min(entry[0] for entry in rest)
+            heapq.heappush(self.heap, (at, key))
+        offsets, srcs = self.offsets, self.srcs
+        for entry in ready:
+            src = entry[3].get("src")
+            if src is not None:
+                srcs.discard(tuple(src))
+            left = offsets[entry[4]] - 1
+            if left:
+                offsets[entry[4]] = left
+            else:
+                del offsets[entry[4]]
+        ready.sort(key=_ORDER)
+        return ready
+
+    def held_from(self) -> int | None:
+        """The lowest stage offset of a message with an event still held (None: nothing held)."""
+        return min(self.offsets) if self.offsets else None
+
+    def marker(self, released: tuple[float, float] | None) -> dict[str, Any]:
+        """What the partition's flush marker adds: the first stage offset with an event still
+        held, and how far both watermarks had released (what a restart need not hold again)."""
+        held = self.held_from()
+        upto = {"upto": list(released or (FIRST, FIRST))}
+        return upto if held is None else {"held": held, **upto}
+
+    def pend(self, view: Any, coords_key: str) -> None:
+        """Before a flush: each changed value records which of its key's held events are below
+        its source coordinates (applied out of arrival order)."""
+        for key in view.changed():
+            value = view.get(key)
+            if not isinstance(value, dict) or is_marker(key):
+                continue
+            coords = value.get(coords_key)
+            pending = self.pending(key, coords) if coords and key in self.held else []
+            if pending:
+                value[PEND] = pending
+            elif PEND in value:
+                del value[PEND]
+
+    def pending(self, key: str, coords: dict[str, list[int]]) -> list[list[int]]:
+        """Source coordinates of the key's held events at or below what its value has applied."""
+        out = []
+        for entry in self.held.get(key, ()):
+            src = entry[3].get("src")
+            if src is not None:
+                last = coords.get(str(src[0]))
+                if last is not None and src[1:] <= last:
+                    out.append(list(src))
+        return out

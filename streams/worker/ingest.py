@@ -1,0 +1,228 @@
+"""The worker's input: a plain aiokafka consumer, and the stateless step that parses, validates
+and routes each event to the stages.
+
+Faust hands an agent one message at a time through several queues and awaits, while aiokafka's
+`getmany` reads a batch at once; GitLab streams one event per message, so this first step reads
+the input topic with aiokafka directly, and what it forwards to the stateful Faust agents is one
+newline-delimited message per stage partition per batch, so Faust's per-message cost stops
+mattering there.
+
+Offsets are committed only after the batch's forwards and dead letters are acknowledged by the
+broker: at-least-once, like the agents. The consumer group is `<app id>-ingest`, so workers share
+the input partitions the way the agents share theirs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import CommitFailedError, KafkaError
+
+from streams.audit import SNAPSHOT
+from streams.events import Rejected, compact, normalize_safely, parse_payload
+from streams.eventtime import FIRST, input_report
+from streams.kafka import message_bytes, security_options
+from streams.settings import StreamSettings
+from streams.worker.batching import partition_for
+from streams.worker.outputs import Outputs, Records
+
+log = logging.getLogger("sunset.stream.ingest")
+
+
+def consumer_options(settings: StreamSettings) -> dict[str, Any]:
+    """aiokafka consumer settings; the dev profile's group timeouts apply here too."""
+    options: dict[str, Any] = {
+        "bootstrap_servers": settings.kafka_bootstrap(),
+        "group_id": f"{settings.app_id}-ingest",
+        "enable_auto_commit": False,
+        "auto_offset_reset": "earliest",
+        "max_partition_fetch_bytes": max(4 * 1024 * 1024, message_bytes(settings)),
+        **security_options(settings),
+    }
+    if settings.broker_session_timeout is not None:
+        options["session_timeout_ms"] = int(settings.broker_session_timeout * 1000)
+    if settings.broker_heartbeat_interval is not None:
+        options["heartbeat_interval_ms"] = int(settings.broker_heartbeat_interval * 1000)
+    if settings.broker_rebalance_timeout is not None:
+        options["rebalance_timeout_ms"] = int(settings.broker_rebalance_timeout * 1000)
+    return options
+
+
+class Ingest:
+    """Input topic → `Router` → stage topics, in batches, committing after the broker has them."""
+
+    def __init__(self, settings: StreamSettings, router: Router, producer: Any) -> None:
+        self.settings, self.router, self.producer = settings, router, producer
+        self.consumer: AIOKafkaConsumer | None = None
+        # The input's progress (streams.eventtime): per input partition, the newest event time
+        # read and when a record last came; what the stages were last told; when idleness was checked.
+        self.at: dict[int, float] = {}
+        self.last_data: dict[int, float] = {}
+        self.told: tuple[int, dict[int, float], set[int]] | None = None
+        self.checked = float("-inf")
+
+    async def run(self) -> None:
+        """Until cancelled. Broker errors are retried; anything else propagates (and crashes the worker)."""
+        self.consumer = AIOKafkaConsumer(self.settings.input_topic, **consumer_options(self.settings))
+        await self.consumer.start()
+        try:
+            while True:
+                batches = await self.next_batch()
+                if batches:
+                    await self.process(batches)
+                else:
+                    await self.report()
+                    await self.router.out.delivered()
+        finally:
+            await self.consumer.stop()
+
+    async def next_batch(self) -> dict[TopicPartition, list[Any]]:
+        """Up to `batch_size` records, waiting at most `batch_within` seconds once the first arrived."""
+        assert self.consumer is not None
+        size, within = self.settings.batch_size, self.settings.batch_within
+        batches: dict[TopicPartition, list[Any]] = await self.consumer.getmany(timeout_ms=int(within * 1000),
+                                                                             max_records=size)
+        count = sum(map(len, batches.values()))
+        deadline = asyncio.get_running_loop().time() + within
+        while batches and count < size:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            more = await self.consumer.getmany(timeout_ms=int(left * 1000), max_records=size - count)
+            if not more:
+                break
+            for tp, records in more.items():
+                batches.setdefault(tp, []).extend(records)
+                count += len(records)
+        return batches
+
+    async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
+        messages = [message for records in batches.values() for message in records]
+        progress = await self.router.handle(messages)
+        now = asyncio.get_running_loop().time()
+        for tp in batches:
+            self.last_data[tp.partition] = now
+        for partition, ts in progress.items():
+            if ts > self.at.get(partition, ts - 1):
+                self.at[partition] = ts
+        await self.report()  # after the batch's records, on the same stage partitions
+        await self.router.out.delivered()  # forwards and dead letters are on the broker before we commit
+        offsets = {tp: records[-1].offset + 1 for tp, records in batches.items() if records}
+        assert self.consumer is not None
+        metrics = self.router.out.metrics
+        for tp, position in offsets.items():
+            high = self.consumer.highwater(tp)
+            if high is not None:  # consumer lag, as of the last fetch
+                metrics.set("sunset_stream_input_lag_messages", max(0, high - position), partition=str(tp.partition))
+        try:
+            await self.consumer.commit(offsets)
+        except (CommitFailedError, KafkaError) as exc:
+            # A rebalance took the partitions: their new owner re-reads from the last commit,
+            # the stages drop what they have already seen (event ids). At-least-once.
+            log.warning("commit failed (%s); the batch will be read again", exc)
+
+
+    async def report(self) -> None:
+        """Tell every stage partition the progress of this worker's input partitions, when it
+        changed. A partition caught up (position at its end offset) and silent for `idle_after`
+        seconds is reported idle: it no longer holds the watermark back."""
+        assert self.consumer is not None
+        topic = self.settings.input_topic
+        total = len(self.consumer.partitions_for_topic(topic) or ())
+        if not total:
+            return
+        assigned = sorted(tp.partition for tp in self.consumer.assignment() if tp.topic == topic)
+        now = asyncio.get_running_loop().time()
+        for partition in assigned:
+            self.last_data.setdefault(partition, now)
+        idle = set() if self.told is None else {p for p in self.told[2] if p in assigned}
+        if now - self.checked >= min(1.0, self.settings.idle_after / 4):  # at most once a second
+            self.checked = now
+            idle = await self._idle([p for p in assigned if now - self.last_data[p] >= self.settings.idle_after])
+        at = {p: self.at[p] for p in assigned if p in self.at}
+        if self.told == (total, at, idle):
+            return
+        await self.router.report(input_report(total, at, idle))
+        self.told = (total, at, idle)
+
+    async def _idle(self, quiet: list[int]) -> set[int]:
+        """Which of the quiet partitions are caught up (asked of the broker now, not the last fetch)."""
+        assert self.consumer is not None
+        if not quiet:
+            return set()
+        tps = [TopicPartition(self.settings.input_topic, p) for p in quiet]
+        try:
+            ends = await self.consumer.end_offsets(tps)
+            return {tp.partition for tp in tps if await self.consumer.position(tp) >= ends[tp]}
+        except KafkaError as exc:
+            log.warning("could not read the input's end offsets (%s)", exc)
+            return set()
+
+
+async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics: list[Any]) -> None:
+    """The Faust task body: declare the stage topics, then ingest; a failure crashes the worker."""
+    ingest = Ingest(settings, router, app.producer)
+    try:
+        for topic in topics:
+            await topic.maybe_declare()
+        await ingest.run()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        log.exception("ingest failed")
+        await app.crash(exc)
+        raise
+
+
+class Router:
+    """Input records → the two stage topics. Stateless; the only place raw JSON is parsed."""
+
+    def __init__(self, settings: StreamSettings, by_project: Any, by_actor: Any, outputs: Outputs) -> None:
+        self.partitions = settings.partitions
+        self.by_project, self.by_actor, self.out = by_project, by_actor, outputs
+
+    async def handle(self, messages: Sequence[Any]) -> dict[int, float]:
+        """Route a batch; the newest event time read per input partition (its progress)."""
+        projects: Records = defaultdict(list)
+        actors: Records = defaultdict(list)
+        progress: dict[int, float] = {}
+        parts, valid = self.partitions, 0
+        for message in messages:
+            payload = parse_payload(message.value or b"")
+            if isinstance(payload, Rejected):
+                await self.out.dead_letter(message, payload.reason)
+                continue
+            for index, raw in enumerate(payload):
+                record = normalize_safely(raw)
+                if isinstance(record, Rejected):
+                    await self.out.dead_letter(message, record.reason, element=index if len(payload) > 1 else None)
+                    continue
+                valid += 1
+                p_key, a_key = record["pkey"], record["akey"]
+                if p_key is None and a_key is None:
+                    continue  # no detector reads this event type
+                record = compact(record)
+                record["src"] = [message.partition, message.offset, index]  # what the stages skip when read again
+                if record["event_type"] != SNAPSHOT and record["ts"] > progress.get(message.partition, FIRST):
+                    progress[message.partition] = record["ts"]  # a snapshot's taken_at is not stream time
+                if p_key is not None:
+                    projects[partition_for(p_key, parts)].append(record)
+                if a_key is not None:
+                    actors[partition_for(a_key, parts)].append(record)
+        metrics = self.out.metrics
+        metrics.inc("sunset_stream_messages_total", len(messages), stage="route")
+        metrics.inc("sunset_stream_events_total", valid, stage="route")
+        metrics.inc("sunset_stream_batches_total", stage="route")
+        await self.out.forward(self.by_project, projects)
+        await self.out.forward(self.by_actor, actors)
+        return progress
+
+    async def report(self, record: dict[str, Any]) -> None:
+        """A progress report to every partition of both stage topics."""
+        for topic in (self.by_project, self.by_actor):
+            await self.out.broadcast(topic, range(self.partitions), record)

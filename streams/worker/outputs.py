@@ -1,0 +1,75 @@
+"""Every send a stage makes — findings, dead letters, forwards to a stage topic — counted, and
+awaited (`delivered`) before what follows them is committed: a send the broker refused raises
+there, instead of being passed over by a producer flush (which waits, but does not check)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from streams.detectors.base import Finding
+from streams.metrics import Metrics
+from streams.worker.batching import encode_lines, send_raw
+
+Records = dict[int, list[dict[str, Any]]]
+
+
+class Outputs:
+    """Findings, dead letters and forwards: every send a stage makes, counted."""
+
+    def __init__(self, findings: Any, dead_letters: Any, metrics: Metrics) -> None:
+        self.findings_topic = findings
+        self.dead_letter_topic = dead_letters
+        self.metrics = metrics
+        self.pending: list[Any] = []  # delivery futures not checked yet
+
+    async def send(self, topic: Any, value: bytes | None, key: bytes | None = None,
+                   partition: int | None = None) -> None:
+        self.pending.append(await send_raw(topic, value, key, partition))
+
+    async def delivered(self) -> None:
+        """Wait until the broker has every send so far; raise if it refused one."""
+        pending, self.pending = self.pending, []
+        await asyncio.gather(*(f for f in pending if f is not None))
+
+    async def dead_letter(self, message: Any, reason: str, payload: bytes | None = None,
+                          element: int | None = None) -> None:
+        """The input as received (text if it decodes), why it failed, and where it came from.
+
+        `message` is a Kafka record: aiokafka's or Faust's, both have topic/partition/offset/key/value.
+        """
+        raw = message.value if payload is None else payload
+        record = {
+            "reason": reason,
+            "topic": message.topic,
+            "partition": message.partition,
+            "offset": message.offset,
+            "element": element,
+            "payload": raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw,
+        }
+        await self.send(self.dead_letter_topic, orjson.dumps(record), message.key)
+        self.metrics.inc("sunset_stream_dead_letters_total", reason=reason.split(":", 1)[0][:48])
+
+    async def publish(self, findings: dict[str, Finding]) -> None:
+        """The latest state of each finding raised in this batch, keyed by finding id, as its JSON."""
+        for finding_id, finding in findings.items():
+            await self.send(self.findings_topic, orjson.dumps(finding.as_dict()), finding_id.encode())
+            self.metrics.inc("sunset_stream_findings_total", kind=finding.kind)
+
+    async def forward(self, topic: Any, by_partition: Records) -> None:
+        """Records to a stage topic: one newline-delimited message per partition (and chunk)."""
+        count = 0
+        for partition, records in sorted(by_partition.items()):
+            count += len(records)
+            for message in encode_lines(records):
+                await self.send(topic, message, None, partition)
+        self.metrics.inc("sunset_stream_forwarded_total", count, topic=topic.get_topic_name())
+
+    async def broadcast(self, topic: Any, partitions: Iterable[int], record: dict[str, Any]) -> None:
+        """One small record (a progress report) to each of `partitions` of a stage topic."""
+        line = orjson.dumps(record)
+        for partition in partitions:
+            await self.send(topic, line, None, partition)

@@ -1,0 +1,183 @@
+"""`SUNSET_STORE=rocksdb://`: the worker's tables in RocksDB (rocksdict) under the data dir, so a
+restart replays only the changelogs' tail instead of rebuilding every table from its changelog.
+
+Faust's own RocksDB store does not work for sunset as it is (faust-streaming 0.15):
+
+* `Store._set` asserts that a Faust event is current and writes the key into the database of
+  that event's partition. sunset's agents take batches (`noack_take`, filled by a background
+  task), and `streams.worker.batching.BatchView` writes a batch's keys at its end, from the agent's task,
+  where no event is current: the first write is an AssertionError and the worker crashes.
+* It records how far each changelog partition is applied (`set_persisted_offset`) only for
+  records it sent itself (`Table._send_changelog`) or replayed; sunset sends its changelog
+  records straight to the producer (`streams.worker.batching.send_raw`), so a restart would replay
+  everything written since the previous start.
+
+`Store` puts a key in the database of the changelog partition sunset writes it to: the stage
+partition of its key (`streams.worker.batching.partition_for`), or, for sunset's own keys
+(`__sunset_…/<partition>`: flush markers, progress), the partition their name ends with. `Table`
+records, every `PERSIST_EVERY` seconds while the worker is ready (recovered, no rebalance), each
+active changelog partition's end offset as applied: every record on a changelog partition was
+written to the local database before it was sent (BatchView stores, then sends), so everything
+below the end offset is in the database. On a restart Faust reads each changelog from there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+
+import faust
+import orjson
+from faust.stores import rocksdb
+from faust.types import TP
+from mode import Service
+from yarl import URL
+
+from streams.worker.batching import OWN_PREFIX, partition_for
+
+_MISSING = object()
+PERSIST_EVERY = 5.0  # seconds between two records of the applied changelog offsets
+log = logging.getLogger("sunset.stream.store")
+
+
+def key_partition(key: bytes, partitions: int) -> int:
+    """The changelog partition sunset writes a table key to (the key as the table encodes it: JSON)."""
+    name = orjson.loads(key)
+    if isinstance(name, str) and name.startswith(OWN_PREFIX):
+        return int(name.rsplit("/", 1)[1])
+    return partition_for(name, partitions)
+
+
+class Store(rocksdb.Store):
+    """Faust's RocksDB store, each key in its changelog partition's database (see the module).
+
+    Keys and values are stored as the changelog carries them (orjson, `streams.worker.batching`), so a
+    record recovered from the changelog and one written by the worker are the same bytes. The
+    last `CACHED` values read or written are kept decoded: decoding a value at every batch that
+    touches its key (Faust's codec: stdlib json, then a walk looking for Faust records) would cost
+    more than the detectors. A value handed out is the one the cache holds, as with the
+    in-memory store; the changelog records that recovery or a standby applies drop the cache.
+    """
+
+    CACHED = 65_536
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._values: OrderedDict[bytes, Any] = OrderedDict()
+
+    def _remember(self, key: bytes, value: Any) -> None:
+        self._values[key] = value
+        self._values.move_to_end(key)
+        if len(self._values) > self.CACHED:
+            self._values.popitem(last=False)
+
+    def __getitem__(self, key: Any) -> Any:
+        raw_key = orjson.dumps(key)
+        value = self._values.get(raw_key, _MISSING)
+        if value is _MISSING:
+            raw = self._get(raw_key)
+            if raw is None:
+                raise KeyError(key)
+            value = orjson.loads(raw)
+        self._remember(raw_key, value)
+        return value
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raw_key = orjson.dumps(key)
+        self._set(raw_key, orjson.dumps(value))
+        self._remember(raw_key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        raw_key = orjson.dumps(key)
+        self._values.pop(raw_key, None)
+        self._del(raw_key)
+
+    def _encode_key(self, key: Any) -> bytes:
+        return orjson.dumps(key)
+
+    def _encode_value(self, value: Any) -> bytes | None:
+        return None if value is None else orjson.dumps(value)
+
+    def _decode_key(self, key: bytes | None) -> Any:
+        return None if key is None else orjson.loads(key)
+
+    def _decode_value(self, value: bytes | None) -> Any:
+        return None if value is None else orjson.loads(value)
+
+    def apply_changelog_batch(self, batch: Iterable[Any], *args: Any, **kwargs: Any) -> None:
+        events = list(batch)
+        for event in events:
+            self._values.pop(event.message.key, None)
+        super().apply_changelog_batch(events, *args, **kwargs)
+
+    def revoke_partitions(self, *args: Any, **kwargs: Any) -> None:
+        self._values.clear()
+        super().revoke_partitions(*args, **kwargs)
+
+    def reset_state(self) -> None:
+        self._values.clear()
+        super().reset_state()
+
+    def _partition_db(self, key: bytes) -> Any:
+        return self._db_for_partition(key_partition(key, self.table.partitions or self.app.conf.topic_partitions))
+
+    def _set(self, key: bytes, value: bytes | None) -> None:
+        self._partition_db(key).put(key, value)
+
+    def _get(self, key: bytes) -> bytes | None:
+        value: bytes | None = self._partition_db(key).get(key)
+        return value
+
+    def _contains(self, key: bytes) -> bool:
+        return self._get(key) is not None
+
+    def _del(self, key: bytes) -> None:
+        self._partition_db(key).delete(key)
+
+
+class Table(faust.Table[Any, Any]):
+    """A Faust table whose `rocksdb://` store is `Store`; it records the applied changelog offsets."""
+
+    def _new_store_by_url(self, url: str | URL) -> Any:
+        if URL(str(url)).scheme != "rocksdb":
+            return super()._new_store_by_url(url)
+        return Store(url, self.app, self, table_name=self.name, key_type=self.key_type,
+                     key_serializer=self.key_serializer, value_serializer=self.value_serializer,
+                     value_type=self.value_type, loop=self.loop, options=self.options)
+
+    @Service.timer(PERSIST_EVERY)
+    async def _persist_offsets(self) -> None:
+        if isinstance(self.data, Store):
+            try:
+                await persist_applied(self.app, self)
+            except Exception as exc:  # noqa: BLE001 - the broker away: try again at the next tick
+                log.warning("%s: could not record the applied changelog offsets: %r", self.name, exc)
+
+
+def _ready(app: Any) -> bool:
+    recovery = getattr(app.tables, "recovery")  # noqa: B009 - TableManager has it; its interface type does not
+    return bool(recovery.completed.is_set() and not recovery.in_recovery and not app.rebalancing)
+
+
+async def persist_applied(app: Any, table: Any) -> dict[int, int]:
+    """Record each active changelog partition's end offset - 1 as applied; what was recorded."""
+    if not _ready(app):
+        return {}
+    topic = table.changelog_topic.get_topic_name()
+    actives = [tp for tp in app.assignor.assigned_actives() if tp.topic == topic]
+    if not actives:
+        return {}
+    generation = app.consumer_generation_id
+    ends = await app.consumer.highwaters(*actives)
+    if generation != app.consumer_generation_id or not _ready(app):
+        return {}  # a rebalance began meanwhile: another worker may have written these partitions
+    done = {}
+    for tp, end in ends.items():
+        if end is not None and end > 0 and table.data.persisted_offset(tp) != end - 1:
+            table.data.set_persisted_offset(TP(tp.topic, tp.partition), end - 1)
+            done[tp.partition] = end - 1
+    if done:
+        log.debug("%s: changelog applied up to %s", table.name, done)
+    return done
