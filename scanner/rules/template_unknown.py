@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scanner.core.document import Document
 from scanner.readers import ci
 from scanner.rules import spec
 from scanner.rules.hits import Hit
+from scanner.rules.kind import Entries, MatcherKind, Peers
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
 
 SUFFIX = ".gitlab-ci.yml"
 _STEM = re.compile(r"(?:\.gitlab-ci)?\.ya?ml$")
@@ -49,7 +49,7 @@ class TemplateUnknownMatcher(spec.Matcher):
     kind: ClassVar[str] = "template-unknown"
 
 
-def compile(s: schema.TemplateUnknownSpec, build: spec.Build) -> TemplateUnknownMatcher:
+def compile(s: spec.Spec, build: spec.Build) -> TemplateUnknownMatcher:
     return TemplateUnknownMatcher()
 
 
@@ -102,13 +102,24 @@ def detail(name: str, templates: dict[str, Template]) -> str | None:
                    "No CI/CD template of that name.").strip()
 
 
-def evaluate(policies: list[Policy], named: Container[str], doc: Document) -> Iterator[Hit]:
-    """`named`: the template names the catalog's `template-include` policies report themselves."""
-    if not policies:
-        return
-    for entry in ci.include_entries(doc):
-        if entry.kind != "template" or entry.target in named:
+@dataclass(frozen=True, slots=True)
+class Group:
+    policies: tuple[Policy, ...]
+    named: frozenset[str]  # the template names the `template-include` policies report themselves
+
+
+def grouped(entries: Entries, peers: Peers) -> Group:
+    named = frozenset(name for _, m in peers("template-include") for name in m.templates)
+    return Group(tuple(policy for policy, _ in entries), named)
+
+
+def evaluate(group: Group, facets: Facets) -> Iterator[Hit]:
+    for entry in ci.include_entries(facets.doc):
+        if entry.kind != "template" or entry.target in group.named:
             continue
         if (said := detail(entry.target, known())) is not None:  # the names file is read at the first template
-            for policy in policies:
+            for policy in group.policies:
                 yield Hit(policy, entry.route, "value", entry.target, detail=said)
+
+
+KIND = MatcherKind(spec.Spec, TemplateUnknownMatcher, compile, {"ci-includes": evaluate}, grouped)
