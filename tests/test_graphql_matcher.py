@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scanner.readers.api import gql
+from scanner.readers.api import graphql as gql
 from scanner.rules.graphql import GraphqlRule, RuleSpec, rule_hits
 from scanner.rules.schema import validated
 

@@ -66,7 +66,7 @@ _CI = ("ci-includes", "ci-variables", "tree", "scripts", "script-calls", "ci-job
 _SETTINGS = ("tree", "settings-tree", "settings-env")
 _RUNS = (*_SETTINGS, "settings-commands")  # settings files that run commands
 _SOURCE = ("text", "rest-calls", "graphql-documents")
-_TEXT = Lazy("scanner.readers.api.parse:parse_text")
+_TEXT = Lazy("scanner.readers.api.model:text_tree")
 _TEMPLATED_YAML = Lazy("scanner.readers.settings.templated:load_templated_yaml")
 
 
@@ -78,11 +78,11 @@ KINDS: dict[str, DocumentKind] = _kinds(
     DocumentKind("gitlab-ci", load_yaml, _CI, scripts=ci_scripts),
     DocumentKind("shell-script", parse_script, ("text", "scripts", "script-calls"),
                  is_shell_script, scripts=shell_script),
-    DocumentKind("python-source", Lazy("scanner.readers.api.parse:parse_python"), _SOURCE, api.is_python,
-                 calls=Lazy("scanner.readers.api.pysource:extract")),
-    DocumentKind("graphql", Lazy("scanner.readers.api.parse:parse_graphql"), ("graphql-documents",), api.is_graphql,
+    DocumentKind("python-source", Lazy("scanner.readers.api.python.source:parse_python"), _SOURCE, api.is_python,
+                 calls=Lazy("scanner.readers.api.python.extract:extract")),
+    DocumentKind("graphql", Lazy("scanner.readers.api.graphql:parse_graphql"), ("graphql-documents",), api.is_graphql,
                  calls=graphql_file),
-    DocumentKind("js-source", _TEXT, _SOURCE, api.is_js, calls=Lazy("scanner.readers.api.jssource:extract")),
+    DocumentKind("js-source", _TEXT, _SOURCE, api.is_js, calls=Lazy("scanner.readers.api.javascript:extract")),
     # Terraform resources stand for a few REST calls only (`gitlab_runner`, …): the policies on those
     # endpoints name it in `applies_to`.
     DocumentKind("terraform", _TEXT, ("text", "terraform-resources"), api.is_terraform,
@@ -117,7 +117,7 @@ KINDS: dict[str, DocumentKind] = _kinds(
     # `*.csproj`, `Godeps/Godeps.json`, `*.html`: read as text only.
     DocumentKind("text-file", _TEXT, ("text",), settings.is_text_file),
     # Last: a `gitlab.rb` is Omnibus settings, any other Ruby file a script that may call the API.
-    DocumentKind("ruby-source", _TEXT, _SOURCE, api.is_ruby, calls=Lazy("scanner.readers.api.rubysource:extract")),
+    DocumentKind("ruby-source", _TEXT, _SOURCE, api.is_ruby, calls=Lazy("scanner.readers.api.ruby:extract")),
 )
 
 

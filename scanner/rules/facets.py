@@ -103,7 +103,7 @@ class Facets:
     def script_calls(self) -> list[tuple[Route, Use]]:
         if not api_possible(self.doc):
             return []
-        from scanner.readers.api.shellflow import job_uses  # only where a script can call the API
+        from scanner.readers.api.shell.flow import job_uses  # only where a script can call the API
 
         scripts = self.scripts
         return [found for cmds in scripts.per_job.values() for found in job_uses(self.doc, cmds, scripts.texts)]

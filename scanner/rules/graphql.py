@@ -85,7 +85,7 @@ def evaluate(entries: Entries, uses: Iterable[tuple[Route, Use]]) -> Iterator[Hi
     for route, use in uses:
         if not isinstance(use, GraphqlText):
             continue
-        from scanner.readers.api import gql  # graphql-core is imported only for GraphQL text
+        from scanner.readers.api import graphql as gql  # graphql-core is imported only for GraphQL text
 
         fields, types = gql.read(use.text, False, use.variables)
         for policy, gm in entries:
