@@ -197,7 +197,7 @@ def test_the_graph_sees_the_imports_it_must(name: str) -> None:
     expected = {
         "scanner.rules.table": {"scanner.rules.template_include", "scanner.rules.any_of", "scanner.rules.spec"},
         "scanner.rules.documents": {"scanner.rules.facets", "scanner.readers.settings.omnibus",
-                                    "scanner.readers.api.pysource"},
+                                    "scanner.readers.api.python.extract"},
         "scanner.cli": {"scanner.commands.scan"},
     }[name]
     assert expected <= GRAPH[name]
