@@ -28,7 +28,7 @@ from scanner.core.tree import Tree
 from scanner.readers.api import detect as api
 from scanner.readers.settings import detect as settings
 from scanner.readers.shell import is_shell_script, parse_script
-from scanner.readers.yamldoc import load_yaml
+from scanner.readers.yamlrepair import read_yaml
 from scanner.rules.facets import CallsOf, ScriptsOf, ci_scripts, graphql_file, shell_script
 
 
@@ -75,7 +75,7 @@ def _kinds(*kinds: DocumentKind) -> dict[str, DocumentKind]:
 
 
 KINDS: dict[str, DocumentKind] = _kinds(
-    DocumentKind("gitlab-ci", load_yaml, _CI, scripts=ci_scripts),
+    DocumentKind("gitlab-ci", read_yaml, _CI, scripts=ci_scripts),
     DocumentKind("shell-script", parse_script, ("text", "scripts", "script-calls"),
                  is_shell_script, scripts=shell_script),
     DocumentKind("python-source", Lazy("scanner.readers.api.python.source:parse_python"), _SOURCE, api.is_python,
@@ -89,8 +89,8 @@ KINDS: dict[str, DocumentKind] = _kinds(
                  calls=Lazy("scanner.readers.api.terraform:extract")),
     # GitLab's own YAML files read by jsonpath policies that name them (a policy project's
     # `.gitlab/security-policies/*.yml`, an agent's `.gitlab/agents/<name>/config.yaml`).
-    DocumentKind("security-policy", load_yaml, ("tree",), settings.is_security_policy),
-    DocumentKind("agent-config", load_yaml, ("tree",), settings.is_agent_config),
+    DocumentKind("security-policy", read_yaml, ("tree",), settings.is_security_policy),
+    DocumentKind("agent-config", read_yaml, ("tree",), settings.is_agent_config),
     # Settings files (scanner.readers.settings; docs/settings.md).
     DocumentKind("omnibus-config", Lazy("scanner.readers.settings.omnibus:parse_gitlab_rb"), _SETTINGS,
                  settings.is_gitlab_rb),
@@ -113,7 +113,7 @@ KINDS: dict[str, DocumentKind] = _kinds(
     # metric names GitLab exports (a Prometheus rule's `expr`).
     DocumentKind("java-properties", Lazy("scanner.readers.settings.dockerfile:parse_env_file"), ("tree",),
                  settings.is_java_properties),
-    DocumentKind("prometheus-rules", load_yaml, ("tree",), settings.is_prometheus_rules),
+    DocumentKind("prometheus-rules", read_yaml, ("tree",), settings.is_prometheus_rules),
     # `*.csproj`, `Godeps/Godeps.json`, `*.html`: read as text only.
     DocumentKind("text-file", _TEXT, ("text",), settings.is_text_file),
     # Last: a `gitlab.rb` is Omnibus settings, any other Ruby file a script that may call the API.
