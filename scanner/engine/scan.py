@@ -51,6 +51,7 @@ from scanner.rules.policy import Policy
 @dataclass(frozen=True, slots=True)
 class ScanOptions:
     target: Version
+    current: Version | None = None  # the release the instance runs today (`--from`, `--gitlab`)
     max_file_bytes: int = MAX_FILE_BYTES
     progress: Callable[[int, str], None] | None = None
     today: date | None = None  # for suppression expiry; None = today
@@ -128,9 +129,9 @@ class Scan:
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
 
     def __post_init__(self) -> None:
-        self.report = Report(target=str(self.options.target))
         o = self.options
-        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
+        self.report = Report(target=str(o.target), current=str(o.current) if o.current else None)
+        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline, o.current)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = gitignore(o.exclude) if o.exclude else None
         self.recognition = Recognition.of(o.kinds)
