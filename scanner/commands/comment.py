@@ -93,7 +93,7 @@ def read_report(path: Path) -> dict[str, Any]:
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CommentError(f"{path}: cannot read the report: {exc}") from None
     keys = ("target", "findings", "errors", "summary")
     if not isinstance(data, dict) or data.get("version") != 1 or any(k not in data for k in keys):
@@ -131,11 +131,16 @@ def _render(render: Callable[[Any, Mapping[str, str]], str], report: Any, env: M
 
 def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping[str, str] | None = None) -> int:
     """`sunset comment`; `retry` and `env` are for tests (short waits, a fake CI)."""
+    from scanner.core.redact import redact_data
     from scanner.report import markdown
 
     env = os.environ if env is None else env
     try:
         report = read_report(Path(args.report))
+        try:
+            report = redact_data(report)  # a report from elsewhere may hold secrets
+        except RecursionError:
+            raise CommentError(f"{args.report}: not a sunset JSON report (nested too deeply)") from None
         body = _render(markdown.render_json, report, env, Path(args.report))
         if args.dry_run:
             sys.stdout.write(body)

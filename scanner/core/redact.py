@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from scanner.core.detectors import is_random
 from scanner.core.masks import KEY_BLOCK, MASK, mask_spans
+
+# A line that is only base64 (a PEM body line, a blob in YAML), indented or quoted.
+_BASE64_LINE = re.compile(r"""[ \t'"]*([A-Za-z0-9+/]{1,200}={0,2})[ \t'",]*""")
 
 if TYPE_CHECKING:
     from scanner.core.results import Location, Report
 
-__all__ = ["MASK", "mask_spans", "masked_column", "redact", "redact_error", "redact_line", "redact_report"]
+__all__ = ["MASK", "mask_spans", "masked_column", "redact", "redact_data", "redact_error", "redact_line",
+           "redact_report"]
 
 
 def redact_line(text: str, prose: bool = False) -> str:
@@ -47,26 +52,32 @@ def masked_column(text: str, column: int) -> int:
 
 
 def redact(text: str, prose: bool = False, diff: bool = False) -> str:
-    """Any text, line by line (line ends kept); the lines of a private key block are masked whole.
-    `diff`: a unified diff, each line's text redacted after its `+`/`-`/` ` marker."""
+    """Any text, line by line (line ends kept); the lines of a private key block are masked whole,
+    and so are the lines of a base64 block (a key or certificate body whose first line is not
+    shown, as in a diff's context). `diff`: a unified diff, each line's text redacted after its
+    `+`/`-`/` ` marker."""
     out: list[str] = []
-    in_key = False
+    in_key = in_blob = False
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         header = not diff or body.startswith(("+++ ", "--- ", "@@", "\\"))
-        mark, rest = ("", body) if header and not in_key else (body[:1], body[1:])
-        if in_key:
-            in_key = "-----END" not in rest
-            out.append(mark + MASK + line[len(body) :])
+        mark, rest = ("", body) if header and not (in_key or in_blob) else (body[:1], body[1:])
+        blob = _BASE64_LINE.fullmatch(rest)
+        if in_key or (blob and (in_blob or (len(blob.group(1)) >= 40 and is_random(blob.group(1))))):
+            in_key = in_key and "-----END" not in rest
+            in_blob = bool(blob)
+            out.append(mark + rest[: len(rest) - len(rest.lstrip())] + MASK + line[len(body) :])
             continue
+        in_blob = False
         out.append(mark + redact_line(rest, prose) + line[len(body) :])
         in_key = bool(KEY_BLOCK.search(rest)) and "-----END" not in rest
     return "".join(out)
 
 
 # A parser's message quoting the token it stumbled on (`Unexpected Name 'x7Fk…'`): a quoted word of
-# 8 or more characters mixing letters and digits is taken for a credential.
-_QUOTED_WORD = re.compile(r"""(['"`])(?=[^'"`\s]{0,200}[0-9])(?=[^'"`\s]{0,200}[A-Za-z])([^'"`\s]{8,200})\1""")
+# 8 or more token characters mixing letters and digits is taken for a credential. A quoted path or
+# address (`'$CI_SERVER_FQDN/group/project/scan@1.0'`) has other characters and stays.
+_QUOTED_WORD = re.compile(r"""(['"`])(?=[\w+=~-]{0,200}[0-9])(?=[\w+=~-]{0,200}[A-Za-z])([\w+=~-]{8,200})\1""")
 
 
 def redact_error(message: str) -> str:
@@ -102,3 +113,14 @@ def redact_report(report: Report) -> Report:
     errors = [dataclasses.replace(e, message=redact_error(e.message)) for e in report.errors]
     includes = [dataclasses.replace(i, target=redact(i.target), note=redact(i.note)) for i in report.includes]
     return dataclasses.replace(report, findings=findings, errors=errors, includes=includes)
+
+
+def redact_data(value: Any) -> Any:
+    """A copy of JSON-like data (a saved report read back) with every string redacted, keys too."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_data(v) for v in value]
+    if isinstance(value, dict):
+        return {redact_data(k): redact_data(v) for k, v in value.items()}
+    return value
