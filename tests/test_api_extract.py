@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from scanner.readers.api import jssource, pysource
-from scanner.readers.api.jq import field_reads
+from scanner.readers.api import javascript as jssource
 from scanner.readers.api.model import GraphqlText, RestCall
 from scanner.readers.api.paths import api_url, compile_endpoint
+from scanner.readers.api.python import extract as pysource
+from scanner.readers.api.shell.jq import field_reads
 
 
 @pytest.mark.parametrize(
@@ -160,7 +161,7 @@ def test_js_fetch_axios_and_comments() -> None:
 
 
 def test_ruby_that_ends_mid_statement_is_read_without_error() -> None:
-    from scanner.readers.api.rubysource import extract
+    from scanner.readers.api.ruby import extract
 
     assert extract("client = Gitlab.") == []
     assert extract('client = Gitlab.client\nclient.runner("1"')[0].path == "/runners/{}"

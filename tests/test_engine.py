@@ -75,7 +75,7 @@ def test_include_forms_are_followed_or_recorded(tmp_path: Path, test_policies: l
         IncludeRecord(".gitlab-ci.yml", 2, "local", "ci/one.yml", True),
         IncludeRecord(".gitlab-ci.yml", 3, "local", "/ci/two.yml", True),
         IncludeRecord("ci/two.yml", 1, "local", "ci/three.yml", True),
-        IncludeRecord(".gitlab-ci.yml", 6, "template", "Old.gitlab-ci.yml", False),
+        IncludeRecord(".gitlab-ci.yml", 6, "template", "Old.gitlab-ci.yml", False, "no CI/CD template of that name"),
         IncludeRecord(".gitlab-ci.yml", 9, "project", "group/shared:a.yml", False),
         IncludeRecord(".gitlab-ci.yml", 9, "project", "group/shared:/b.yml", False),
         IncludeRecord(".gitlab-ci.yml", 10, "remote", "https://example.com/ci.yml", False),
@@ -123,16 +123,16 @@ def test_file_reached_twice_is_scanned_and_reported_once(tmp_path: Path, test_po
             ".gitlab-ci.yml": "include: [ci/shared.yml, ci/other.yml]\n",
             "ci/other.yml": "include: ci/shared.yml\n",
             "ci/shared.yml": "variables:\n  OLD_VAR: x\n",
-            "sub/.gitlab-ci.yml": "include: ci/shared.yml\nvariables:\n  OLD_VAR: y\n",
-            "sub/ci/shared.yml": "variables:\n  OLD_VAR: z\n",
+            # a `<name>.gitlab-ci.yml` in a folder starts at the repository root (here the scanned folder)
+            "sub/deploy.gitlab-ci.yml": "include: ci/shared.yml\nvariables:\n  OLD_VAR: y\n",
+            "sub/ci/shared.yml": "variables:\n  OLD_VAR: z\n",  # included by no one: not read
         },
     )
     report = run(tmp_path, test_policies)
     assert report.errors == []
     assert where(report) == {
         ("t-variable", "ci/shared.yml", 2, 3),
-        ("t-variable", "sub/.gitlab-ci.yml", 3, 3),
-        # a nested .gitlab-ci.yml without its own .git shares the scanned repository root
+        ("t-variable", "sub/deploy.gitlab-ci.yml", 3, 3),
     }
     assert report.files_scanned == 4
 
@@ -268,7 +268,8 @@ def test_child_pipelines_from_trigger_include(tmp_path: Path, test_policies: lis
         IncludeRecord(".gitlab-ci.yml", 3, "local", "ci/child.yml", True, child),
         IncludeRecord("ci/child.yml", 1, "local", "ci/part.yml", True),
         IncludeRecord(".gitlab-ci.yml", 7, "artifact", "generated.yml", False, child),
-        IncludeRecord(".gitlab-ci.yml", 9, "template", "Old.gitlab-ci.yml", False, child),
+        IncludeRecord(".gitlab-ci.yml", 9, "template", "Old.gitlab-ci.yml", False,
+                      child + "; no CI/CD template of that name"),
     ]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from scanner.readers.api import gql
+from scanner.readers.api import graphql as gql
 from scanner.rules.graphql import GraphqlRule, rule_hits
 from scanner.rules.schema import GraphqlRuleSpec
 

@@ -4,8 +4,8 @@ read; the finding is at the reported parameter."""
 
 from __future__ import annotations
 
-from scanner.readers.api import pysource
 from scanner.readers.api.model import RestCall
+from scanner.readers.api.python import extract as pysource
 from scanner.rules import rest_api
 from scanner.rules.schema import RestApiSpec
 

@@ -125,7 +125,7 @@ def test_python_nested_too_deep_is_a_parse_error_and_never_reaches_the_extractor
     with pytest.raises(ParseError, match="Python nested") as caught:
         KINDS["python-source"].parse(text)
     assert caught.value.line == line
-    from scanner.readers.api import pysource
+    from scanner.readers.api.python import extract as pysource
 
     with pytest.raises(ParseError):
         pysource.extract(text)
@@ -180,7 +180,7 @@ def test_a_bug_in_an_extractor_on_one_file_is_an_input_error_and_the_rest_is_sca
     from scanner.commands.scan import load
     from scanner.core.versions import Version
     from scanner.engine.scan import ScanOptions, scan
-    from scanner.readers.api import jssource
+    from scanner.readers.api import javascript as jssource
 
     call = 'const r = await fetch("https://gitlab.example.com/api/v4/projects/1/merge_requests/2/changes");\n'
     (tmp_path / "ok.js").write_text(call)

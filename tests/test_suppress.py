@@ -7,12 +7,14 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scanner.cli import main
 from scanner.core.results import InputError
 from scanner.core.versions import Version
 from scanner.engine.scan import ScanOptions, scan
-from scanner.engine.suppress import Problem, Suppression, parse_line
+from scanner.engine.suppress import Problem, Suppression, Suppressions, comment_column, parse_line
 from scanner.rules.catalog import load_policies
 from scanner.rules.policy import Policy
 
@@ -196,3 +198,57 @@ def test_bad_config_is_exit_2_with_file_and_line(
     repo = write(tmp_path / "repo", {".gitlab-ci.yml": "j: {script: [x]}\n", "bad.yml": text})
     assert main(["scan", str(repo), "--policies", str(DATA), "--config", str(repo / "bad.yml")]) == 2
     assert capsys.readouterr().err.startswith(f"sunset: {repo / 'bad.yml'}:{message}")
+
+
+def test_a_suppression_is_a_comment_never_text_that_shows_one(tmp_path: Path, test_policies: list[Policy]) -> None:
+    """Examples of the grammar in a docstring, a string or a quoted YAML value are neither suppressions
+    nor malformed ones; the real comments in the same files still are."""
+    write(tmp_path, {
+        "tools/suppressions.py": (
+            '"""Write `# sunset: ignore[policy-id] reason` above the line:\n'
+            "\n"
+            "    # sunset: ignore[policy-id] until=2027-01-01 moving soon\n"
+            "    # sunset: ignore t-variable (malformed, but only an example)\n"
+            '"""\n'
+            'EXAMPLE = "# sunset: ignore[no-such-policy] in a string"\n'
+            "BAD = '# sunset: ignore[T-Variable]'  # sunset: ignore[no-such-policy] a real comment\n"
+        ),
+        ".gitlab-ci.yml": (
+            "variables:\n"
+            '  NOTE: "# sunset: ignore[no-such-policy] quoted"\n'
+            "  OTHER: 'see # sunset: ignore[T-Variable]'\n"
+            "  OLD_VAR: a  # sunset: ignore[t-variable] a real comment\n"
+            "j:\n"
+            "  script:\n"
+            "    - echo \"# sunset: disable[t-variable]\"\n"
+            "    - |\n"
+            "      # sunset: ignore[t-template] a shell comment inside a block scalar is a comment\n"
+            "      echo done\n"
+        ),
+    })
+    report = scan([tmp_path], test_policies, ScanOptions(Version(19, 0)))
+    assert report.errors == [
+        InputError("tools/suppressions.py", 7, "suppression names unknown policy 'no-such-policy'")]
+    assert (where(report), report.suppressed) == (set(), 1)
+    assert report.warnings == [
+        InputError(".gitlab-ci.yml", 9, "unused suppression: no `t-template` finding on this line or the next")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_no_string_literal_is_a_suppression(value: str) -> None:
+    """Whatever a Python string, a YAML double-quoted or single-quoted value holds, it is not a comment."""
+    python = f"x = {value!r}\ny = [{value!r}, {ascii(value)}]\n"
+    assert Suppressions.scan(python, KNOWN, "python-source") == Suppressions({}, [])
+    yaml_double = json.dumps(value)  # escapes quotes, backslashes and line breaks
+    yaml_single = "'" + value.replace("'", "''") + "'"
+    for quoted in (yaml_double, yaml_single):
+        if "\n" in quoted or "\r" in quoted or any(c in quoted for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+            continue  # a line break in a single-quoted value: that is the next line's text
+        assert Suppressions.scan(f"variables:\n  NOTE: {quoted}\n", KNOWN, "gitlab-ci") == Suppressions({}, [])
+
+
+@given(st.text())
+def test_comment_column_points_at_a_hash(line: str) -> None:
+    column = comment_column(line)
+    assert column is None or (line[column] == "#" and (column == 0 or line[column - 1] in " \t"))

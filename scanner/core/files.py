@@ -135,23 +135,27 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes | ReadProblem:
 
 
 def repo_root_of(path: Path, scan_root: Path) -> Path:
-    """The nearest ancestor holding `.git`, not above the scanned directory; else the scanned directory."""
-    for parent in path.parents:
-        if (parent / ".git").exists():
-            return parent
-        if parent == scan_root:
-            break
-    return scan_root
+    """Where the local includes of a pipeline file found below `scan_root` start: see `named_repo_root`;
+    without a folder holding `.git`, the scanned directory. The same file gets the same root whichever
+    folder is scanned."""
+    return named_repo_root(path, scan_root)
 
 
-def named_repo_root(path: Path) -> Path:
-    """The repository root of a file named by the user, where its local includes start, as GitLab
-    reads them: the nearest folder holding `.git` above it; else the working directory when the file
-    is inside it; else the file's own folder."""
+def named_repo_root(path: Path, fallback: Path | None = None, by_name: bool = True) -> Path:
+    """Where a pipeline file's local includes start, as GitLab resolves them, from its repository's
+    root. GitLab reads a `.gitlab-ci.yml` only at a repository's root, so a `.gitlab-ci.yml` found in a
+    folder (a sample, a fixture, a project kept in a subfolder) starts at that folder (`by_name`; a
+    custom CI/CD configuration file of any name starts at the repository root). Any other file: the
+    nearest folder holding `.git` above it; without one `fallback`, by default the working directory
+    when the file is inside it, else the file's own folder."""
     path = Path(os.path.abspath(path))
+    if by_name and path.name in CI_NAMES:
+        return path.parent
     for parent in path.parents:
         if (parent / ".git").exists():
             return parent
+    if fallback is not None:
+        return fallback
     cwd = Path(os.path.abspath(os.curdir))
     return cwd if path.is_relative_to(cwd) else path.parent
 

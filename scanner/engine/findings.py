@@ -50,7 +50,7 @@ class Recorder:
     def record(self, doc: Document, hits: Iterable[Hit], suppressions_checked: bool = False) -> None:
         """`suppressions_checked`: the text's suppression comments were checked with another
         document of the same file (an embedded one), so their problems are not reported again."""
-        suppressions = Suppressions.scan(doc.text, self.policy_ids)
+        suppressions = Suppressions.scan(doc.text, self.policy_ids, doc.kind)
         for problem in () if suppressions_checked else suppressions.problems:
             self.report.errors.append(InputError(doc.path, problem.line, problem.message))
         if suppressions.by_line and doc.path not in self.pending:

@@ -37,27 +37,27 @@ class Kind:
 
 # Source files: parse checks what must hold; evaluation runs the API policies on extracted calls.
 def _python(text: str) -> Tree:
-    from scanner.readers.api.parse import parse_python
+    from scanner.readers.api.python.source import parse_python
 
     return parse_python(text)
 
 
 def _graphql(text: str) -> Tree:
-    from scanner.readers.api.parse import parse_graphql
+    from scanner.readers.api.graphql import parse_graphql
 
     return parse_graphql(text)
 
 
 def _source(text: str) -> Tree:
-    from scanner.readers.api.parse import parse_text
+    from scanner.readers.api.model import text_tree
 
-    return parse_text(text)
+    return text_tree(text)
 
 
 def _python_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
-    from scanner.readers.api import pysource
+    from scanner.readers.api.python import extract as python
 
-    calls = evaluate_calls(index, pysource.extract(doc.text)) if index.api else iter(())
+    calls = evaluate_calls(index, python.extract(doc.text)) if index.api else iter(())
     return chain(evaluate_text(index, doc), calls)
 
 
@@ -68,9 +68,9 @@ def _graphql_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 
 
 def _js_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
-    from scanner.readers.api import jssource
+    from scanner.readers.api import javascript
 
-    calls = evaluate_calls(index, jssource.extract(doc.text)) if index.api else iter(())
+    calls = evaluate_calls(index, javascript.extract(doc.text)) if index.api else iter(())
     return chain(evaluate_text(index, doc), calls)
 
 
@@ -82,9 +82,9 @@ def _terraform_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 
 
 def _ruby_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
-    from scanner.readers.api import rubysource
+    from scanner.readers.api import ruby
 
-    calls = evaluate_calls(index, rubysource.extract(doc.text)) if index.api else iter(())
+    calls = evaluate_calls(index, ruby.extract(doc.text)) if index.api else iter(())
     return chain(evaluate_text(index, doc), calls)
 
 

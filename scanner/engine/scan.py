@@ -40,6 +40,7 @@ from scanner.engine.kinds import KINDS, Kind
 from scanner.engine.options import CiConfig, Plan, ScanOptions, StdinFile
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
+from scanner.rules import ci_templates
 from scanner.rules.hits import Hit
 from scanner.rules.index import PolicyIndex
 from scanner.rules.policy import Policy
@@ -153,7 +154,7 @@ class Scan:
             self.report.includes.append(IncludeRecord(source, config.line, "project", f"{project}:{file}",
                                                       False, "custom CI/CD configuration file in another project"))
         elif (path := Path(os.path.abspath(value))).is_file():
-            self.dispatch(path, named_repo_root(path), explicit=True, kind=PIPELINE)
+            self.dispatch(path, named_repo_root(path, by_name=False), explicit=True, kind=PIPELINE)
         else:
             missing = config.given or value
             self.error(source, config.line or None, f"CI/CD configuration file `{missing}` does not exist")
@@ -241,6 +242,8 @@ class Scan:
         unresolved = "$" in entry.target
         notes = ["child pipeline (trigger:include)"] if entry.child else []
         notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
+        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" and not unresolved else []
+        notes = [n for n in notes if n]
         note = "; ".join(notes)
         shown = printable(entry.target)
         if entry.kind != "local" or unresolved:

@@ -8,11 +8,18 @@ IDs are policy ids (lowercase, dashes), separated by commas without spaces; the 
 (as ruff's `# noqa`, zizmor and yamllint accept one without), and recommended. After the `until` date
 the suppression stops working and the finding says so. A suppression that suppresses nothing is a
 warning (`Recorder.finish`).
+
+A suppression is a comment: text that only looks like one — an example in a Python docstring or
+string, `"# sunset: ignore[x]"` quoted in YAML or shell — is neither a suppression nor a malformed
+one. Python's comments are found by its tokenizer; every other kind sunset reads marks comments with
+`#` at the start of a line or after a blank, outside quotes (`comment_column`).
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from datetime import date
 
@@ -39,9 +46,46 @@ class Problem:
     message: str
 
 
-def parse_line(text: str, line: int, known: frozenset[str]) -> Suppression | Problem | None:
-    """The suppression written on one source line, a problem with it, or None if there is none."""
-    marker = _MARKER.search(text)
+def comment_column(line: str) -> int | None:
+    """Where the line's `#` comment starts: a `#` at the start or after a blank, outside single or
+    double quotes opened on the line (a quote after a letter, as in `it's`, opens nothing); None
+    when the line has no comment."""
+    quote, i = "", 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1  # `\"` inside double quotes does not close them
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"" and (i == 0 or not line[i - 1].isalnum()):
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return i
+        i += 1
+    return None
+
+
+def python_comments(text: str) -> dict[int, int] | None:
+    """Line → column of the comment on it, from Python's tokenizer; None when it cannot tokenize, or
+    numbers lines otherwise than `str.splitlines` does (a form feed or a lone carriage return)."""
+    if len(text.splitlines()) != text.count("\n") + (not text.endswith("\n")):
+        return None
+    found: dict[int, int] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                found[tok.start[0]] = tok.start[1]
+    except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError):
+        return None
+    return found
+
+
+def parse_line(text: str, line: int, known: frozenset[str], comment: int | None = -1) -> Suppression | Problem | None:
+    """The suppression written on one source line, a problem with it, or None if there is none.
+    `comment`: where the line's comment starts (None: it has none); by default found by `comment_column`."""
+    start = comment_column(text) if comment == -1 else comment
+    marker = _MARKER.search(text, start) if start is not None else None
     if marker is None:
         return None
     m = _GRAMMAR.match(text, marker.start())
@@ -70,14 +114,17 @@ class Suppressions:
     problems: list[Problem]
 
     @classmethod
-    def scan(cls, text: str, known: frozenset[str]) -> Suppressions:
+    def scan(cls, text: str, known: frozenset[str], kind: str = "") -> Suppressions:
+        """`kind`: the document kind; a `python-source` file's comments come from its tokenizer."""
         found = cls({}, [])
         if "sunset:" not in text:
             return found
+        comments = python_comments(text) if kind == "python-source" else None
         for number, line in enumerate(text.splitlines(), start=1):
             if "sunset:" not in line:
                 continue
-            parsed = parse_line(line, number, known)
+            column = comments.get(number) if comments is not None else -1
+            parsed = parse_line(line, number, known, column)
             if isinstance(parsed, Suppression):
                 found.by_line[number] = parsed
             elif isinstance(parsed, Problem):

@@ -99,7 +99,7 @@ def script_hits(index: PolicyIndex, doc: Document, items: Iterable[tuple[ci.Scri
             for words, item in cmds:
                 yield from job_token_reach.in_command(doc, policy, words, item.route)
         if index.api and api_possible(doc):
-            from scanner.readers.api.shellflow import job_uses  # only where a script can call the API
+            from scanner.readers.api.shell.flow import job_uses  # only where a script can call the API
 
             for route, use in job_uses(doc, cmds, texts):
                 for policy, matched, span in api_hits(index, use):

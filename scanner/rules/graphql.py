@@ -58,7 +58,7 @@ def evaluate(
 ) -> Iterator[tuple[Policy, str, Span]]:
     """`strict`: the text is a GraphQL document file, so a syntax error is raised instead of
     meaning "not GraphQL"."""
-    from scanner.readers.api import gql  # graphql-core is imported only for GraphQL text
+    from scanner.readers.api import graphql as gql  # graphql-core is imported only for GraphQL text
 
     fields, types = gql.read(use.text, strict, use.variables)
     for policy, gm in entries:

@@ -6,7 +6,7 @@ blocks and line continuations. A heredoc's body is skipped and marked, so the pa
 about that statement. An unterminated string becomes an `error` token for the rest of its line
 and lexing goes on on the next line: a bad line never swallows the rest of the file.
 
-Ruby API scripts have their own lexer (`scanner.readers.api.rubylex`), and it stays apart: it
+Ruby API scripts have their own lexer (`scanner.readers.api.ruby`), and it stays apart: it
 reads what this one skips (heredoc bodies, each with the offset of every character, `#{…}` as
 unknown text) and does not read what this one reads (numbers, `%q()`/`%w[]` literals, labels,
 strings across lines, more escapes, unterminated-literal warnings); its tokens carry offsets,

@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.readers import ci
-from scanner.readers.api.jq import field_reads
 from scanner.readers.api.model import GraphqlText, Read, RestCall
-from scanner.readers.api.shellcalls import CLIENTS, Bases, parse_call
-from scanner.readers.api.shellwords import piped, span_in, word_chars
+from scanner.readers.api.shell.clients import CLIENTS, Bases, parse_call, piped, span_in, word_chars
+from scanner.readers.api.shell.jq import field_reads
 from scanner.readers.shell import ScriptText, Token, program_name
 
 Use = RestCall | GraphqlText

@@ -1,7 +1,8 @@
 """GraphQL documents parsed with graphql-core: every selected field, its parents, its type where
 the document says it (operation root, fragment and inline-fragment type conditions), its
 arguments, each with the offset of its name, and the literal values written for them (enum values
-and strings, each item of a list); and the named type of every declared `$variable`.
+and strings, each item of a list); and the named type of every declared `$variable`. A `.graphql`
+file must parse (`parse_graphql`); GraphQL text found in other languages is read leniently.
 
 This module imports graphql-core; import it only where a GraphQL document is parsed.
 """
@@ -29,11 +30,17 @@ from graphql.language import (
     VariableNode,
 )
 
-from scanner.core.tree import ParseError
-from scanner.readers.api.model import GqlField
+from scanner.core.tree import ParseError, Tree
+from scanner.readers.api.model import GqlField, text_tree
 
 MAX_TOKENS = 100_000  # graphql-core stops parsing past this; a document that large is not a query
 _ROOTS = {"query": "Query", "mutation": "Mutation", "subscription": "Subscription"}
+
+
+def parse_graphql(text: str) -> Tree:
+    """The parse step of a `.graphql` file: it must be GraphQL, or it is an input error."""
+    check(text)
+    return text_tree(text)
 
 
 def check(text: str) -> None:
