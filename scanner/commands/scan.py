@@ -16,7 +16,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from scanner.core.files import ReadProblem, decode_text, display_base, scan_base
+from scanner.core.files import (
+    ReadProblem,
+    decode_text,
+    display_base,
+    inside,
+    named_repo_root,
+    path_problem,
+    read_settings_text,
+    scan_base,
+    shorten,
+    write_file,
+)
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine.scan import CiConfig, Plan, ScanOptions, StdinFile, scan
@@ -58,12 +69,23 @@ def default_target(policies: list[Policy]) -> str:
     return str(max(releases)) if releases else "19.0"
 
 
-def read_baseline(path: Path) -> frozenset[str]:
+# A baseline holds one short record per finding: 64 MiB is millions of them.
+BASELINE_MAX_BYTES = 64 * 1024 * 1024
+
+
+def read_baseline(path: Path, repository: Path | None = None) -> frozenset[str]:
+    """`repository`: the baseline was named by a repository's own configuration, so it must be inside it."""
+    if repository is not None and not inside(path, repository):
+        raise UsageError(f"{path}: the baseline named by the configuration is outside the repository ({repository})")
+    text = read_settings_text(path, BASELINE_MAX_BYTES)
+    if isinstance(text, ReadProblem):
+        raise UsageError(f"{path}: cannot read the baseline: {text.message.removesuffix('; not scanned')}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(text)
         return frozenset(str(item["fingerprint"]) for item in data["findings"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not a sunset baseline file ({exc})") from None
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise UsageError(f"{path}: not a sunset baseline file ({reason})") from None
 
 
 def write_baseline(path: Path, report: Report) -> None:
@@ -71,7 +93,9 @@ def write_baseline(path: Path, report: Report) -> None:
         ({"fingerprint": f.fingerprint, "rule_id": f.rule_id, "path": f.location.path} for f in report.findings),
         key=lambda i: (i["path"], i["rule_id"], i["fingerprint"]),
     )
-    path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": items}, indent=2) + "\n", encoding="utf-8")
+    reason = write_file(path, json.dumps({"version": BASELINE_VERSION, "findings": items}, indent=2) + "\n")
+    if reason is not None:
+        raise UsageError(f"cannot write the baseline to {path}: {reason}")
 
 
 CONFIG_NAME = ".sunset.yml"
@@ -83,6 +107,9 @@ def find_config(explicit: str | None, base: Path) -> Path | None:
     directory or a parent up to the repository root (the first folder holding `.git`); else the same
     from the scanned folder."""
     if explicit:
+        problem = path_problem(Path(explicit))
+        if problem is not None:
+            raise UsageError(f"--config {explicit}: {problem.removesuffix('; not scanned')}")
         return Path(explicit)
     for start in (Path.cwd(), base):
         folder = Path(os.path.abspath(start))
@@ -120,6 +147,8 @@ def _ids(values: list[str] | None, flag: str, known: set[str]) -> list[str] | No
     if values is None:
         return None
     ids = [i.strip() for v in values for i in v.split(",") if i.strip()]
+    if not ids and flag == "--select":
+        raise UsageError(f"{flag}: no policy id given (an empty value would run no policy)")
     for pid in ids:
         if pid not in known:
             raise UsageError(f"{flag}: unknown policy {pid!r}; see `sunset policies list`")
@@ -156,10 +185,24 @@ def stdin_file(args: argparse.Namespace) -> StdinFile | None:
         if name is not None:
             raise UsageError("--stdin-filename names standard input: give `-` among the paths")
         return None
-    raw = sys.stdin.buffer.read(args.max_file_size + 1)
+    if name is not None:
+        _check_stdin_name(name)
+    head = sys.stdin.buffer.read(8192)
+    if b"\0" in head:  # binary (`sunset scan - < /dev/zero`): refused without reading the rest
+        return StdinFile(decode_text(head), name)
+    raw = head + sys.stdin.buffer.read(max(0, args.max_file_size + 1 - len(head)))
     if len(raw) > args.max_file_size:
         return StdinFile(ReadProblem(f"standard input is over the {args.max_file_size}-byte limit; not scanned"), name)
     return StdinFile(decode_text(raw), name)
+
+
+def _check_stdin_name(name: str) -> None:
+    """A name a file could have: a last part, each part within the system's limit on a file name."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts or name.endswith("/") or parts[-1] == "..":
+        raise UsageError(f"--stdin-filename {shorten(name)}: give a file name (it says the kind of the file)")
+    if any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts) or "\0" in name:
+        raise UsageError(f"--stdin-filename {shorten(name)}: not a file name this system could have")
 
 
 def plan(args: argparse.Namespace, progress: object = None) -> Plan:
@@ -175,8 +218,12 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         target = Version.parse(release(args.target or (cfg and cfg.target) or default_target(policies)))
     except ValueError as exc:
         raise UsageError(f"--target: {exc}") from None
-    baseline_file = args.baseline or (cfg.baseline if cfg and not args.write_baseline else None)
-    baseline = read_baseline(Path(baseline_file)) if baseline_file else frozenset()
+    if args.baseline:
+        baseline = read_baseline(Path(args.baseline))
+    elif loaded is not None and loaded.config.baseline and not args.write_baseline:
+        baseline = read_baseline(Path(loaded.config.baseline), named_repo_root(loaded.path, loaded.path.parent, False))
+    else:
+        baseline = frozenset()
     options = ScanOptions(
         target=target,
         max_file_bytes=args.max_file_size,

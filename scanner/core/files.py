@@ -115,13 +115,16 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes | ReadProblem:
         return ReadProblem("is a directory, not a file")
     except OSError as exc:
         return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+    try:
+        info = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return ReadProblem("is a directory, not a file" if stat.S_ISDIR(info.st_mode) else not_regular(info.st_mode))
     with open(fd, "rb") as fh:
         try:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                return ReadProblem("is a directory, not a file")
-            if not stat.S_ISREG(info.st_mode):
-                return ReadProblem(not_regular(info.st_mode))
             if info.st_size > max_bytes:
                 return ReadProblem(f"file is {info.st_size} bytes, over the {max_bytes}-byte limit; not scanned")
             raw = fh.read(info.st_size + 1)
@@ -287,3 +290,33 @@ def printable(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def write_file(path: Path, text: str) -> str | None:
+    """Write `text` to `path` (created or truncated); None, or why it could not be written, in a
+    few words. A FIFO nobody reads and a folder are refused at once, never waited on."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            return "a FIFO with no reader"
+        if exc.errno == errno.ENOENT and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            return f"the folder {os.path.dirname(os.path.abspath(path))} does not exist"
+        return "a folder" if exc.errno == errno.EISDIR else _os_problem(exc)
+    except ValueError:
+        return "not a file name"
+    try:
+        os.set_blocking(fd, True)
+        with open(fd, "w", encoding="utf-8", closefd=True) as fh:
+            fh.write(text)
+    except OSError as exc:
+        return _os_problem(exc)
+    return None
+
+
+def inside(path: Path, root: Path) -> bool:
+    """`path`, symlinks followed, is `root` or below it: what a repository's own configuration may name."""
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+    except (OSError, ValueError):
+        return False

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from scanner.core.files import MAX_FILE_BYTES, ReadProblem, relative
+from scanner.core.files import MAX_FILE_BYTES, ReadProblem, named_repo_root, relative
 from scanner.core.versions import Version
 from scanner.rules.policy import Policy
 
@@ -53,6 +53,10 @@ class CiConfig:
 
     def where(self, base: Path) -> str:
         return relative(Path(self.source), base) if os.path.isabs(self.source) else self.source
+
+    def repository(self) -> Path:
+        """The repository of the configuration file that named it: all such a file may name."""
+        return named_repo_root(Path(self.source), Path(self.source).parent, by_name=False)
 
 
 @dataclass(frozen=True, slots=True)
