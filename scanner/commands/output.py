@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scanner.core.exits import UsageError
-from scanner.core.files import write_file
+from scanner.core.writing import write_file
 from scanner.report.formats import FORMATS
 
 STDOUT = "-"

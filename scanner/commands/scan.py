@@ -26,10 +26,10 @@ from scanner.core.files import (
     read_settings_text,
     scan_base,
     shorten,
-    write_file,
 )
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
+from scanner.core.writing import write_file
 from scanner.engine.scan import CiConfig, Plan, ScanOptions, StdinFile, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions

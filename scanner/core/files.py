@@ -56,13 +56,13 @@ def path_problem(path: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):
         return MISSING
     except OSError as exc:
-        return _os_problem(exc)
+        return os_problem(exc)
     except ValueError:  # an embedded NUL, or a surrogate that stands for no byte
         return MISSING
     return None if stat.S_ISREG(mode) else not_regular(mode)
 
 
-def _os_problem(exc: OSError) -> str:
+def os_problem(exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
         return "symlink loop"
     if exc.errno == errno.ENAMETOOLONG:
@@ -114,12 +114,12 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes | ReadProblem:
     except IsADirectoryError:
         return ReadProblem("is a directory, not a file")
     except OSError as exc:
-        return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+        return ReadProblem(f"cannot read file: {os_problem(exc)}")
     try:
         info = os.fstat(fd)
     except OSError as exc:
         os.close(fd)
-        return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+        return ReadProblem(f"cannot read file: {os_problem(exc)}")
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         return ReadProblem("is a directory, not a file" if stat.S_ISDIR(info.st_mode) else not_regular(info.st_mode))
@@ -131,7 +131,7 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes | ReadProblem:
             if len(raw) > info.st_size:  # it grew while being read
                 raw += fh.read(max_bytes + 1 - len(raw))
         except OSError as exc:
-            return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+            return ReadProblem(f"cannot read file: {os_problem(exc)}")
     if len(raw) > max_bytes:
         return ReadProblem(f"file is over the {max_bytes}-byte limit; not scanned")
     return raw
@@ -179,7 +179,7 @@ def walk(top: Path, skip_dir: Callable[[str, str], bool] = _skip_dir) -> Iterato
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
-            yield Skipped(Path(directory), f"cannot read folder: {_os_problem(exc)}; not scanned")
+            yield Skipped(Path(directory), f"cannot read folder: {os_problem(exc)}; not scanned")
             continue
         folders = []
         for entry in entries:
@@ -290,28 +290,6 @@ def printable(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
-
-
-def write_file(path: Path, text: str) -> str | None:
-    """Write `text` to `path` (created or truncated); None, or why it could not be written, in a
-    few words. A FIFO nobody reads and a folder are refused at once, never waited on."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            return "a FIFO with no reader"
-        if exc.errno == errno.ENOENT and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            return f"the folder {os.path.dirname(os.path.abspath(path))} does not exist"
-        return "a folder" if exc.errno == errno.EISDIR else _os_problem(exc)
-    except ValueError:
-        return "not a file name"
-    try:
-        os.set_blocking(fd, True)
-        with open(fd, "w", encoding="utf-8", closefd=True) as fh:
-            fh.write(text)
-    except OSError as exc:
-        return _os_problem(exc)
-    return None
 
 
 def inside(path: Path, root: Path) -> bool:
