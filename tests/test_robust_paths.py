@@ -50,8 +50,8 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
     (["--baseline", "."], "sunset: .: cannot read the baseline: is a directory, not a file\n"),
     (["--write-baseline", "/dev/full"], "sunset: cannot write the baseline to /dev/full: No space left on device\n"),
     (["--write-baseline", "."], "sunset: cannot write the baseline to .: a folder\n"),
-    (["--config", "."], "sunset: --config .: not a regular file (a folder)\n"),
-    (["--config", "/dev/zero"], "sunset: --config /dev/zero: not a regular file (a character device)\n"),
+    (["--config", "."], "sunset: .:1: cannot read: is a directory, not a file\n"),
+    (["--config", "/dev/zero"], "sunset: /dev/zero:1: cannot read: not a regular file (a character device)\n"),
     (["--select", ""], "sunset: --select: no policy id given (an empty value would run no policy)\n"),
     (["--select", " , "], "sunset: --select: no policy id given (an empty value would run no policy)\n"),
     (["-o", "/dev/full"], "sunset: cannot write text report to /dev/full: No space left on device\n"),
@@ -74,7 +74,7 @@ def test_fifos_are_refused_not_waited_on(repo: Path) -> None:
         (["--baseline", str(fifo)], f"sunset: {fifo}: cannot read the baseline: not a regular file (a FIFO)\n"),
         (["--write-baseline", str(fifo)], f"sunset: cannot write the baseline to {fifo}: a FIFO with no reader\n"),
         (["-o", f"json={fifo}"], f"sunset: cannot write json report to {fifo}: a FIFO with no reader\n"),
-        (["--config", str(fifo)], f"sunset: --config {fifo}: not a regular file (a FIFO)\n"),
+        (["--config", str(fifo)], f"sunset: {fifo}:1: cannot read: not a regular file (a FIFO)\n"),
     ):
         done = _sunset("scan", ".", *argv, cwd=repo)
         assert (done.returncode, done.stderr) == (2, said)

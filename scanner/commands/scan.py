@@ -22,7 +22,6 @@ from scanner.core.files import (
     display_base,
     inside,
     named_repo_root,
-    path_problem,
     read_settings_text,
     scan_base,
     shorten,
@@ -107,9 +106,6 @@ def find_config(explicit: str | None, base: Path) -> Path | None:
     directory or a parent up to the repository root (the first folder holding `.git`); else the same
     from the scanned folder."""
     if explicit:
-        problem = path_problem(Path(explicit))
-        if problem is not None:
-            raise UsageError(f"--config {explicit}: {problem.removesuffix('; not scanned')}")
         return Path(explicit)
     for start in (Path.cwd(), base):
         folder = Path(os.path.abspath(start))
