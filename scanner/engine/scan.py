@@ -183,6 +183,7 @@ class Scan:
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(where, line, message)
         doc = Document(where if isinstance(where, str) else self.shown(path), path, kind.name, text, data)
+        self.report.warnings += [InputError(printable(doc.path), n, printable(m)) for n, m in data.notices]  # no error
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
@@ -232,10 +233,9 @@ class Scan:
             return
         unresolved = "$" in entry.target
         notes = ["child pipeline (trigger:include)"] if entry.child else []
-        notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
-        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" and not unresolved else []
-        notes = [n for n in notes if n]
-        note = "; ".join(notes)
+        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" else []  # `$`: not resolved
+        notes += ["path uses CI/CD variables; not resolved"] if unresolved and entry.kind != "template" else []
+        note = "; ".join(n for n in notes if n)
         shown = printable(entry.target)
         if entry.kind != "local" or unresolved:
             self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, shown, False, note))
