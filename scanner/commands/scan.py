@@ -6,7 +6,6 @@ Flags win over the configuration file; the configuration file wins over defaults
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -15,21 +14,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scanner.commands.baseline import read_baseline
+from scanner.commands.stdin import stdin_file
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
 from scanner.core.files import (
-    ReadProblem,
-    decode_text,
     display_base,
-    inside,
     named_repo_root,
-    read_settings_text,
     scan_base,
-    shorten,
 )
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
-from scanner.core.writing import write_file
-from scanner.engine.scan import CiConfig, Plan, ScanOptions, StdinFile, scan
+from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
@@ -38,7 +33,6 @@ from scanner.rules.policy import Policy
 if TYPE_CHECKING:
     from scanner.engine.config import LoadedConfig
 
-BASELINE_VERSION = 1
 
 
 def policy_dirs(extra: list[str] | None) -> list[Path]:
@@ -66,35 +60,6 @@ def release(text: str) -> str:
 def default_target(policies: list[Policy]) -> str:
     releases = {Version.parse(r) for p in policies for r in (p.data.deprecated_in, p.removal.release) if r}
     return str(max(releases)) if releases else "19.0"
-
-
-# A baseline holds one short record per finding: 64 MiB is millions of them.
-BASELINE_MAX_BYTES = 64 * 1024 * 1024
-
-
-def read_baseline(path: Path, repository: Path | None = None) -> frozenset[str]:
-    """`repository`: the baseline was named by a repository's own configuration, so it must be inside it."""
-    if repository is not None and not inside(path, repository):
-        raise UsageError(f"{path}: the baseline named by the configuration is outside the repository ({repository})")
-    text = read_settings_text(path, BASELINE_MAX_BYTES)
-    if isinstance(text, ReadProblem):
-        raise UsageError(f"{path}: cannot read the baseline: {text.message.removesuffix('; not scanned')}")
-    try:
-        data = json.loads(text)
-        return frozenset(str(item["fingerprint"]) for item in data["findings"])
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise UsageError(f"{path}: not a sunset baseline file ({reason})") from None
-
-
-def write_baseline(path: Path, report: Report) -> None:
-    items = sorted(
-        ({"fingerprint": f.fingerprint, "rule_id": f.rule_id, "path": f.location.path} for f in report.findings),
-        key=lambda i: (i["path"], i["rule_id"], i["fingerprint"]),
-    )
-    reason = write_file(path, json.dumps({"version": BASELINE_VERSION, "findings": items}, indent=2) + "\n")
-    if reason is not None:
-        raise UsageError(f"cannot write the baseline to {path}: {reason}")
 
 
 CONFIG_NAME = ".sunset.yml"
@@ -172,35 +137,6 @@ def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[st
     return (*base, *split(getattr(args, "extend_exclude", None)))
 
 
-def stdin_file(args: argparse.Namespace) -> StdinFile | None:
-    """`sunset scan -`: standard input read once, as bytes (decoded as files are: `scanner.core.files`)."""
-    name = getattr(args, "stdin_filename", None)
-    if args.paths.count("-") > 1:
-        raise UsageError("`-` (standard input) can be given once")
-    if "-" not in args.paths:
-        if name is not None:
-            raise UsageError("--stdin-filename names standard input: give `-` among the paths")
-        return None
-    if name is not None:
-        _check_stdin_name(name)
-    head = sys.stdin.buffer.read(8192)
-    if b"\0" in head:  # binary (`sunset scan - < /dev/zero`): refused without reading the rest
-        return StdinFile(decode_text(head), name)
-    raw = head + sys.stdin.buffer.read(max(0, args.max_file_size + 1 - len(head)))
-    if len(raw) > args.max_file_size:
-        return StdinFile(ReadProblem(f"standard input is over the {args.max_file_size}-byte limit; not scanned"), name)
-    return StdinFile(decode_text(raw), name)
-
-
-def _check_stdin_name(name: str) -> None:
-    """A name a file could have: a last part, each part within the system's limit on a file name."""
-    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts or name.endswith("/") or parts[-1] == "..":
-        raise UsageError(f"--stdin-filename {shorten(name)}: give a file name (it says the kind of the file)")
-    if any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts) or "\0" in name:
-        raise UsageError(f"--stdin-filename {shorten(name)}: not a file name this system could have")
-
-
 def plan(args: argparse.Namespace, progress: object = None) -> Plan:
     paths = [Path(p) for p in args.paths if p != "-"]
     stdin = stdin_file(args)
@@ -214,6 +150,9 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         target = Version.parse(release(args.target or (cfg and cfg.target) or default_target(policies)))
     except ValueError as exc:
         raise UsageError(f"--target: {exc}") from None
+    current = current_release(args, cfg.from_ if cfg else None)
+    if current is not None and current >= target:
+        raise UsageError(f"--from {current} is not before the target {target}: nothing to upgrade")
     if args.baseline:
         baseline = read_baseline(Path(args.baseline))
     elif loaded is not None and loaded.config.baseline and not args.write_baseline:
@@ -222,6 +161,7 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         baseline = frozenset()
     options = ScanOptions(
         target=target,
+        current=current,
         max_file_bytes=args.max_file_size,
         progress=progress,  # type: ignore[arg-type]
         severity=dict(cfg.severity) if cfg else {},
@@ -235,6 +175,20 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
     )
     fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
     return Plan(paths, _select(policies, loaded, args), options, fail_on)
+
+
+def current_release(args: argparse.Namespace, configured: str | None) -> Version | None:
+    """The release the instance runs: `--from X.Y`, else `from:` of the configuration file; `--from
+    gitlab` (implied by `--gitlab URL` without `--group`) asks the instance (scanner.gitlab.version)."""
+    given = getattr(args, "current", None) or configured
+    if given == "gitlab" or (not given and getattr(args, "gitlab", None) and not getattr(args, "group", None)):
+        from scanner.gitlab.version import asked
+
+        given = asked(getattr(args, "gitlab", None), os.environ)
+    try:
+        return Version.parse(release(given)) if given else None
+    except ValueError as exc:
+        raise UsageError(f"--from: {exc}") from None
 
 
 def _ci_configs(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[CiConfig, ...]:
@@ -312,8 +266,14 @@ def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Po
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
     p = plan(args, progress)
-    if getattr(args, "gitlab", None) or getattr(args, "group", None):  # an instance scan, through GitLab's API
+    if getattr(args, "group", None):  # an instance scan, through GitLab's API
         from scanner.commands import instance
 
-        return instance.run(args, p), p
-    return scan(p.paths, p.policies, p.options), p
+        report = instance.run(args, p)
+    else:
+        report = scan(p.paths, p.policies, p.options)
+    if p.options.current is not None:
+        from scanner.core.upgrade import plan as upgrade_plan
+
+        report.upgrade = upgrade_plan(report.findings, p.options.current, p.options.target)
+    return report, p
