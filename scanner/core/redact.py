@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from scanner.core.detectors import is_random
@@ -22,10 +23,10 @@ from scanner.core.masks import KEY_BLOCK, MASK, mask_spans
 _BASE64_LINE = re.compile(r"""[ \t'"]*([A-Za-z0-9+/]{1,200}={0,2})[ \t'",]*""")
 
 if TYPE_CHECKING:
-    from scanner.core.results import Location, Report
+    from scanner.core.results import Finding, Location, Report
 
 __all__ = ["MASK", "mask_spans", "masked_column", "redact", "redact_data", "redact_error", "redact_line",
-           "redact_report"]
+           "redact_report", "visible", "visible_report"]
 
 
 def redact_line(text: str, prose: bool = False) -> str:
@@ -90,8 +91,8 @@ def _redact_location(loc: Location) -> Location:
     first = loc.snippet.split("\n", 1)[0].rstrip("\r")
     if not mask_spans(first):
         return dataclasses.replace(loc, snippet=redact(loc.snippet))
-    start = masked_column(first, loc.column)
-    end = masked_column(first, loc.end_column) if loc.end_line == loc.line else 0
+    start = masked_column(first, loc.column - loc.snippet_offset)
+    end = masked_column(first, loc.end_column - loc.snippet_offset) if loc.end_line == loc.line else 0
     if end and end <= start:  # the whole match was masked: point at the mask
         end = start + len(MASK)
     return dataclasses.replace(loc, snippet=redact(loc.snippet), snippet_column=start, snippet_end_column=end)
@@ -124,3 +125,32 @@ def redact_data(value: Any) -> Any:
     if isinstance(value, dict):
         return {redact_data(k): redact_data(v) for k, v in value.items()}
     return value
+
+
+def visible(text: str) -> str:
+    """Control characters (C0, C1, DEL) and format characters (bidi overrides, zero-width, line and
+    paragraph separators) from the scanned files shown as escapes (`\\x1b`, `\\u202e`), so they never
+    reach a terminal, a merge-request widget or a browser raw (no ANSI codes, no bidi spoofing)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") else
+        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        for ch in text
+    )
+
+
+def visible_report(report: Report, snippets: bool = True) -> Report:
+    """A copy of the report whose every shown string is `visible`: paths, messages, titles, input
+    errors, includes, and (`snippets`) the source lines; for every format a person reads."""
+    def loc(f: Finding) -> Location:
+        shown = dataclasses.replace(f.location, path=visible(f.location.path))
+        return dataclasses.replace(shown, snippet=visible(shown.snippet)) if snippets else shown
+
+    findings = [dataclasses.replace(f, message=visible(f.message), title=visible(f.title), matched=visible(f.matched),
+                                    location=loc(f)) for f in report.findings]
+    errors = [dataclasses.replace(e, path=visible(e.path), message=visible(e.message)) for e in report.errors]
+    warnings = [dataclasses.replace(e, path=visible(e.path), message=visible(e.message)) for e in report.warnings]
+    includes = [dataclasses.replace(i, source=visible(i.source), target=visible(i.target), note=visible(i.note))
+                for i in report.includes]
+    return dataclasses.replace(report, findings=findings, errors=errors, warnings=warnings, includes=includes)
