@@ -14,13 +14,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from scanner.core.document import Document
 from scanner.rules import spec
 from scanner.rules.hits import Hit
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    regex: str  # searched in the file's text; each match is a finding at its span
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,18 +35,18 @@ class TextMatcher(spec.Matcher):
     condition: str = ""
 
 
-def compile(s: schema.TextSpec, build: spec.Build) -> TextMatcher:
+def compile(s: Spec, build: spec.Build) -> TextMatcher:
     regex = spec.compile_regex(s.regex)
     if regex.search(""):
         raise ValueError(f"regex: {s.regex!r} matches the empty text")
     return TextMatcher(regex, s.condition or "")
 
 
-def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> Iterator[Hit]:
+def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], facets: Facets) -> Iterator[Hit]:
     """Each distinct regular expression runs once over the text, for every policy that shares it;
     places come from the document's one line index (`scanner.core.lines`)."""
-    text = doc.text
-    index = doc.line_index
+    text = facets.doc.text
+    index = facets.doc.line_index
     by_regex: dict[spec.Regex, list[tuple[Policy, TextMatcher]]] = {}
     for policy, m in entries:
         by_regex.setdefault(m.regex, []).append((policy, m))
@@ -53,3 +58,6 @@ def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> It
             span = (*index.position(start), *index.position(found.end()))
             for policy, m in same:
                 yield Hit(policy, (0,), "value", found.group(0), span, m.condition)
+
+
+KIND = MatcherKind(Spec, TextMatcher, compile, {"text": evaluate})
