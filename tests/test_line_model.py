@@ -17,6 +17,7 @@ from scanner.core.lines import LineIndex, split_lines
 from scanner.core.results import SNIPPET_CHARS
 from scanner.core.tree import Tree
 from scanner.rules import text as text_rule
+from scanner.rules.facets import Facets
 from scanner.rules.policy import Policy
 
 JWT_JOB = '  script: [echo "$CI_JOB_JWT"]\n'
@@ -69,7 +70,7 @@ def test_a_text_policy_over_240000_matching_lines(policies: list[Policy]) -> Non
     doc = Document("x.sh", Path("x.sh"), "shell", text, Tree([], []))
     started = time.monotonic()
     assert isinstance(jwks.matcher, text_rule.TextMatcher)
-    hits = list(text_rule.evaluate([(jwks, jwks.matcher)], doc))
+    hits = list(text_rule.evaluate([(jwks, jwks.matcher)], Facets(doc, None, None, lambda _: None)))
     assert time.monotonic() - started < 30
     assert len(hits) == 240_000
     assert hits[-1].span == (240_000, 35, 240_000, 42)
