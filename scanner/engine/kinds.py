@@ -74,6 +74,12 @@ def _js_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     return chain(evaluate_text(index, doc), calls)
 
 
+def _terraform(text: str) -> Tree:
+    from scanner.readers.settings.parsers import parse_terraform
+
+    return parse_terraform(text)
+
+
 def _terraform_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
     from scanner.readers.api import terraform
 
@@ -155,7 +161,7 @@ KINDS: dict[str, Kind] = {
     "python-source": Kind("python-source", _python, _python_calls, api.is_python),
     "graphql": Kind("graphql", _graphql, _graphql_calls, api.is_graphql),
     "js-source": Kind("js-source", _source, _js_calls, api.is_js),
-    "terraform": Kind("terraform", _source, _terraform_calls, api.is_terraform),
+    "terraform": Kind("terraform", _terraform, _terraform_calls, api.is_terraform),
     "security-policy": Kind("security-policy", read_yaml, evaluate_settings, settings.is_security_policy),
     "agent-config": Kind("agent-config", read_yaml, evaluate_settings, settings.is_agent_config),
     "omnibus-config": Kind("omnibus-config", _gitlab_rb, evaluate_settings, settings.is_gitlab_rb),
