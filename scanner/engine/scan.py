@@ -77,9 +77,9 @@ class Scan:
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
 
     def __post_init__(self) -> None:
-        self.report = Report(target=str(self.options.target))
         o = self.options
-        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
+        self.report = Report(target=str(o.target), current=str(o.current) if o.current else None)
+        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline, o.current)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = gitignore(o.exclude) if o.exclude else None
         self.recognition = Recognition.of(o.kinds)
