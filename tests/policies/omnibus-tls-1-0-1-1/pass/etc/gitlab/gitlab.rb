@@ -3,6 +3,6 @@ external_url 'https://gitlab.example.com'
 nginx['ssl_protocols'] = "TLSv1.2 TLSv1.3"
 # nginx['ssl_protocols'] = "TLSv1 TLSv1.1 TLSv1.2"
 # ok: omnibus-tls-1-0-1-1
-mattermost_nginx['ssl_protocols'] = "TLSv1.3"
+registry_nginx['ssl_protocols'] = "TLSv1.3"
 # ok: omnibus-tls-1-0-1-1
 postgresql['ssl_ciphers'] = 'TLSv1:!aNULL'
