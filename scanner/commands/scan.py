@@ -175,10 +175,14 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         target = Version.parse(release(args.target or (cfg and cfg.target) or default_target(policies)))
     except ValueError as exc:
         raise UsageError(f"--target: {exc}") from None
+    current = current_release(args, cfg.from_ if cfg else None)
+    if current is not None and current >= target:
+        raise UsageError(f"--from {current} is not before the target {target}: nothing to upgrade")
     baseline_file = args.baseline or (cfg.baseline if cfg and not args.write_baseline else None)
     baseline = read_baseline(Path(baseline_file)) if baseline_file else frozenset()
     options = ScanOptions(
         target=target,
+        current=current,
         max_file_bytes=args.max_file_size,
         progress=progress,  # type: ignore[arg-type]
         severity=dict(cfg.severity) if cfg else {},
@@ -192,6 +196,20 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
     )
     fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
     return Plan(paths, _select(policies, loaded, args), options, fail_on)
+
+
+def current_release(args: argparse.Namespace, configured: str | None) -> Version | None:
+    """The release the instance runs: `--from X.Y`, else `from:` of the configuration file; `--from
+    gitlab` (implied by `--gitlab URL` without `--group`) asks the instance (scanner.gitlab.version)."""
+    given = getattr(args, "current", None) or configured
+    if given == "gitlab" or (not given and getattr(args, "gitlab", None) and not getattr(args, "group", None)):
+        from scanner.gitlab.version import asked
+
+        given = asked(getattr(args, "gitlab", None), os.environ)
+    try:
+        return Version.parse(release(given)) if given else None
+    except ValueError as exc:
+        raise UsageError(f"--from: {exc}") from None
 
 
 def _ci_configs(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[CiConfig, ...]:
@@ -269,8 +287,14 @@ def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Po
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
     p = plan(args, progress)
-    if getattr(args, "gitlab", None) or getattr(args, "group", None):  # an instance scan, through GitLab's API
+    if getattr(args, "group", None):  # an instance scan, through GitLab's API
         from scanner.commands import instance
 
-        return instance.run(args, p), p
-    return scan(p.paths, p.policies, p.options), p
+        report = instance.run(args, p)
+    else:
+        report = scan(p.paths, p.policies, p.options)
+    if p.options.current is not None:
+        from scanner.core.upgrade import plan as upgrade_plan
+
+        report.upgrade = upgrade_plan(report.findings, p.options.current, p.options.target)
+    return report, p

@@ -131,9 +131,9 @@ def _summary(report: Json) -> str:
 
 
 def _group_key(f: Json) -> str | None:
-    """The effective removal release; a canceled removal is a group of its own."""
+    """The effective removal release; a canceled or withdrawn removal is a group of its own."""
     removal = f.get("removal")
-    canceled = isinstance(removal, dict) and removal.get("status") == "canceled"
+    canceled = isinstance(removal, dict) and removal.get("status") in ("canceled", "withdrawn")
     return CANCELED if canceled else f.get("removed_in")
 
 
@@ -142,7 +142,7 @@ CANCELED = "canceled"
 
 def _group_title(removed: str | None, count: int) -> str:
     if removed == CANCELED:
-        what = "Removal canceled by GitLab"
+        what = "Removal canceled or withdrawn by GitLab"
     else:
         what = f"Removed in GitLab {_prose(removed)}" if removed else "Removal not scheduled"
     return f"#### {what} ({count})"
