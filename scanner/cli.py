@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 from scanner import __version__
 from scanner.commands import allowlist, comment, distribute, instance
 from scanner.commands import fix as fix_command
+from scanner.commands.fix import CONFIG_HELP
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from scanner.report.formats import FORMATS
 
@@ -53,6 +54,11 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     from scanner.commands import output
     from scanner.commands import scan as scan_command
 
+    if args.show_settings or args.show_files:
+        from scanner.commands import show as inspect
+
+        sys.stdout.write(inspect.show_settings(args) if args.show_settings else inspect.show_files(args))
+        return EXIT_OK
     quiet = args.quiet or bool(args.write_baseline)  # a baseline run records the findings, it does not list them
     targets = output.outputs(args.output, args.format, quiet, args.statistics)
     show = sys.stderr.isatty() and not args.quiet and os.environ.get("TERM") != "dumb"
@@ -161,15 +167,18 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--target", help="GitLab release you upgrade to: 17, 17.10 or 17.10.2 (the patch is ignored; "
                       "default: the newest release any policy names)")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
-    scan.add_argument("--config", metavar="FILE", help="configuration file (default: .sunset.yml or [tool.sunset] in "
-                      "pyproject.toml, in the working directory or a parent up to the repository root)")
+    scan.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    scan.add_argument("--show-settings", action="store_true",
+                      help="print the resolved configuration and where each value came from, and exit")
+    scan.add_argument("--show-files", action="store_true",
+                      help="print every file the scan reads (as which kind, and why) or skips (and why), and exit")
     scan.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     scan.add_argument("--write-baseline", metavar="FILE", help="record today's findings as the baseline")
     scan.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
-    scan.add_argument("--select", action="append", metavar="ID[,ID]", help="run only these policies (replaces the "
-                      "configuration's select)")
-    scan.add_argument("--ignore", action="append", metavar="ID[,ID]", help="do not run these policies (adds to the "
-                      "configuration's ignore)")
+    scan.add_argument("--select", action="append", metavar="SELECTOR[,…]", help="run only these policies: ids, id "
+                      "prefixes (graphql-) or groups (runner); replaces the configuration's select")
+    scan.add_argument("--ignore", action="append", metavar="SELECTOR[,…]", help="do not run these policies (ids, "
+                      "prefixes or groups); adds to the configuration's ignore")
     scan.add_argument("--exclude", action="append", metavar="PATTERN[,PATTERN]",
                       help="skip paths matching these gitignore patterns (replaces the configuration's exclude)")
     scan.add_argument("--extend-exclude", action="append", metavar="PATTERN[,PATTERN]",

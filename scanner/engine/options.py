@@ -29,6 +29,8 @@ class ScanOptions:
     display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
     ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
     stdin: StdinFile | None = None  # `sunset scan -`
+    # told of every file: (path as shown, "read" or "skipped", the kind and why, or why not) — `--show-files`
+    files: Callable[[str, str, str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
