@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from instance import serve  # noqa: E402 - the stand-in group of the one-machine bench
 
-from streams.broker import EmbeddedBroker, free_port  # noqa: E402
+from streams.dev import EmbeddedBroker, free_port  # noqa: E402
 
 APP = "sunset-bench-distributed"
 

@@ -41,9 +41,8 @@ from typing import Any
 
 from stream_events import generate
 
-from streams.broker import EmbeddedBroker, free_port
-from streams.publish import message_key
-from streams.readback import read_findings
+from streams.dev import EmbeddedBroker, free_port
+from streams.kafka import message_key, read_findings
 from streams.replay import replay_file
 from streams.settings import DetectorSettings, load_settings
 

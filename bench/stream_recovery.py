@@ -7,7 +7,7 @@ Run by hand (never part of the test suite):
 
 For each store, in the same run and on the same input topic: a worker (dev profile) processes the
 events until its tallies and findings equal the replay's (no time is printed otherwise), waits
-for RocksDB to record the applied changelog offsets (`streams.store.PERSIST_EVERY`), and is
+for RocksDB to record the applied changelog offsets (`streams.worker.store.PERSIST_EVERY`), and is
 killed (SIGKILL); a new worker on the same data dir is timed from its start to `/ready` (tables
 recovered) and to its tallies equal the replay's again.
 """
@@ -29,9 +29,9 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from stream_bench import REPO, bench_replay, findings_on_topic, get_json, produce, write_events
 
-from streams.broker import EmbeddedBroker, free_port
+from streams.dev import EmbeddedBroker, free_port
 from streams.settings import load_settings
-from streams.store import PERSIST_EVERY
+from streams.worker.store import PERSIST_EVERY
 
 
 def start(broker: str, topic: str, app_id: str, store: str, partitions: int, data_dir: Path,

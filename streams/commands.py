@@ -38,16 +38,15 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> StreamSettings:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from streams.replay import replay_file, replay_lines, write_json
-    from streams.report import write_text
-    from streams.snapshot import load_records
+    from streams.events import load_snapshot
+    from streams.replay import replay_file, replay_lines, write_json, write_text
 
     overrides = {k: v for k, v in _detector_overrides(args).items() if v is not None}
     limits = DetectorSettings(**overrides)
     path = Path(args.file)
     if args.file != "-" and not path.is_file():
         raise StreamUsageError(f"{path}: no such file")
-    seed = load_records(Path(args.allowlist_snapshot)) if args.allowlist_snapshot else []
+    seed = load_snapshot(Path(args.allowlist_snapshot)) if args.allowlist_snapshot else []
     doc = replay_lines(sys.stdin.buffer, limits, seed) if args.file == "-" else replay_file(path, limits, seed)
     write = write_json if args.format == "json" else write_text
     if args.output:
@@ -59,7 +58,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
-    from streams.worker import run_worker
+    from streams.worker.app import run_worker
 
     settings = settings_from(args, web_host=args.web_host, web_port=args.web_port,
                              data_dir=Path(args.data_dir) if args.data_dir else None)
@@ -80,7 +79,7 @@ def _cmd_receive(args: argparse.Namespace) -> int:
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
-    from streams.publish import publish_files
+    from streams.kafka import publish_files
 
     if not args.file and not args.allowlist_snapshot:
         raise StreamUsageError("nothing to publish: give FILE and/or --allowlist-snapshot FILE")
@@ -91,7 +90,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
 
 def _cmd_findings(args: argparse.Namespace) -> int:
-    from streams.readback import run_findings
+    from streams.kafka import run_findings
 
     def write(line: bytes) -> None:
         sys.stdout.buffer.write(line)
@@ -115,7 +114,7 @@ COMMANDS = {"replay": _cmd_replay, "worker": _cmd_worker, "receive": _cmd_receiv
 
 def run(args: argparse.Namespace) -> int:
     """Run one `sunset stream` subcommand; usage problems exit 2 with one line on stderr."""
-    from streams.snapshot import SnapshotError
+    from streams.events import SnapshotError
 
     try:
         return COMMANDS[args.stream_command](args)

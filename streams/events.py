@@ -7,32 +7,45 @@ reasons for the dead letters. Normalized events keep GitLab's field names (`even
 `ee/config/audit_events/types/*.yml`), with values of the documented types, plus four computed
 fields: `ts` (epoch seconds of `created_at`), `download`, `pkey` (project-stage key) and `akey`
 (actor-stage key). See docs/streams.md for what was verified where.
+
+Allowlist snapshots. Seed the allowlists from what GitLab's REST API returned, as snapshot records.
+
+The file is one JSON object, the API responses stored as they came (all pages concatenated):
+
+    {"taken_at": "2025-05-01T00:00:00Z",
+     "projects": {"group/app": {"inbound_enabled": true,
+                                "allowlist": [<GET /projects/:id/job_token_scope/allowlist items>],
+                                "groups_allowlist": [<GET /projects/:id/job_token_scope/groups_allowlist items>]}}}
+
+`inbound_enabled` is `GET /projects/:id/job_token_scope`'s field of that name (optional). Each
+project becomes one `sunset_job_token_allowlist_snapshot` record, processed like an event: the
+replay reads them before the stream, `sunset stream publish --allowlist-snapshot` sends them to
+the worker's input topic.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from streams.eventtypes import (
+from streams.audit import (
     ACCESS,
     ALLOWLIST_TYPES,
     AUTH_LOG,
     DOWNLOAD_TYPES,
     GIT_OPERATION,
     JOB_TOKEN_AUTH,
+    OWN_TYPES,
     SNAPSHOT,
+    parse_time,
 )
-from streams.eventtypes import DOWNLOAD as DOWNLOAD
-from streams.eventtypes import OWN_TYPES as _OWN_TYPES
-from streams.eventtypes import PUBLIC_DOWNLOAD as PUBLIC_DOWNLOAD
-from streams.registry import REGISTRY
-from streams.times import iso as iso
-from streams.times import parse_time
+from streams.detectors.registry import REGISTRY
 
-# From the detectors (streams.registry): the types the project stage reads, every type some
+# From the detectors (streams.detectors.registry): the types the project stage reads, every type some
 # detector names (validated; the rest pass as they are), and the per-type checks they add.
 PROJECT_STAGE_TYPES = REGISTRY.project_types
 _DETECTOR_TYPES = REGISTRY.read_types
@@ -100,7 +113,7 @@ def normalize(raw: Any) -> dict[str, Any] | Rejected:
         ident = raw["id"]
     except (KeyError, TypeError, IndexError):
         return _normalize_any(raw)
-    if not (type(raw) is dict and type(kind) is str and kind and kind not in _OWN_TYPES and type(author) is int
+    if not (type(raw) is dict and type(kind) is str and kind and kind not in OWN_TYPES and type(author) is int
             and type(name) is str and name and type(ip) is str and ip and type(entity) is str and entity
             and type(path) is str and path and type(pid) is int and type(created) is str):
         return _normalize_any(raw)
@@ -235,4 +248,37 @@ def compact(event: dict[str, Any]) -> dict[str, Any]:
     out = {name: get(name) for name in COMPACT_FIELDS}
     if out["event_type"] not in ALLOWLIST_TYPES:
         out["message"] = None  # only the allowlist reads its sentence; an event's size is mostly there
+    return out
+
+
+
+class SnapshotError(ValueError):
+    """The snapshot file is not in the documented shape."""
+
+
+def load_snapshot(path: Path) -> list[dict[str, Any]]:
+    """The snapshot file as records, one per project, in file order."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{path}: {exc}") from None
+    return snapshot_records(doc, str(path))
+
+
+def snapshot_records(doc: Any, where: str = "snapshot") -> list[dict[str, Any]]:
+    """Validate the snapshot document and turn it into records."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("projects"), dict) or not doc.get("taken_at"):
+        raise SnapshotError(f"{where}: expected {{\"taken_at\": …, \"projects\": {{path: {{…}}}}}}")
+    out = []
+    for project, scope in doc["projects"].items():
+        if not isinstance(scope, dict) or not isinstance(scope.get("allowlist", []), list):
+            raise SnapshotError(f"{where}: projects.{project}: expected an object with an allowlist array")
+        out.append({
+            "event_type": SNAPSHOT,
+            "project": project,
+            "taken_at": doc["taken_at"],
+            "allowlist": scope.get("allowlist", []),
+            "groups_allowlist": scope.get("groups_allowlist", []),
+            "inbound_enabled": scope.get("inbound_enabled"),
+        })
     return out

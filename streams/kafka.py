@@ -1,17 +1,36 @@
-"""Plain aiokafka for the parts that are not the Faust worker: the receiver, `publish`, the tests."""
+"""Plain aiokafka for everything that is not the Faust worker: the clients' options (security,
+sizes), `sunset stream publish`, `sunset stream findings`, and the topics they need.
+
+`publish` sends lines of a JSONL file (and snapshot records) to the input topic as they are, one
+message each — the worker, not this command, decides what is a dead letter — so publishing a file
+and replaying it see the same input. Each is keyed like the receiver keys GitLab's events
+(`entity_path`; a snapshot record by its `project`), so the input partitions hold what they would
+hold in production.
+
+`findings` reads the findings topic back as a table: the topic is keyed by finding id and each
+record is that finding's latest state, so reading it from the beginning and keeping the last
+record per key gives every finding in its final state — on any worker count, without asking each
+worker's views.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import ssl
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import faust
-from aiokafka import AIOKafkaProducer
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 from aiokafka.helpers import create_ssl_context
 
+from streams.events import load_snapshot
 from streams.settings import StreamSettings
 
 
@@ -88,3 +107,86 @@ async def ensure_topics(settings: StreamSettings) -> None:
                 await admin.create_topics(missing)
     finally:
         await admin.close()
+
+
+async def publish_messages(settings: StreamSettings, messages: list[bytes]) -> int:
+    """Send the messages to the input topic and wait until the broker has them all."""
+    await ensure_topics(settings)
+    producer = new_producer(settings)
+    await producer.start()
+    try:
+        futures = [await producer.send(settings.input_topic, message, key=message_key(message))
+                   for message in messages]
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+    return len(messages)
+
+
+def message_key(message: bytes) -> bytes | None:
+    """The receiver's key for an event (`entity_path`), or a snapshot record's `project`; None for
+    anything else (an array, a line that is not JSON)."""
+    try:
+        doc = orjson.loads(message)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    path = doc.get("entity_path") if "entity_path" in doc else doc.get("project")
+    return path.encode() if isinstance(path, str) else None
+
+
+def publish_files(settings: StreamSettings, events: Path | None, snapshot: Path | None) -> int:
+    """Snapshot records first, then the file's non-blank lines."""
+    messages = [json.dumps(r).encode() for r in load_snapshot(snapshot)] if snapshot else []
+    if events is not None:
+        with events.open("rb") as handle:
+            messages += [line.rstrip(b"\r\n") for line in handle if line.strip()]
+    return asyncio.run(publish_messages(settings, messages))
+
+
+Write = Callable[[bytes], Any]
+
+
+async def read_findings(settings: StreamSettings, write: Write, follow: bool = False) -> int:
+    """Write the findings (one JSON line each, sorted by id) as they stand now; with `follow`,
+    then every new state as it is published (one line each), until cancelled. The count written."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap(), group_id=None,
+                                enable_auto_commit=False, max_partition_fetch_bytes=message_bytes(settings),
+                                **security_options(settings))
+    await consumer.start()
+    try:
+        topic = settings.findings_topic
+        await consumer.topics()  # the metadata
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        if not tps:
+            return 0
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        ends = await consumer.end_offsets(tps)
+        table: dict[str, bytes] = {}
+        async def behind() -> bool:
+            for tp in tps:
+                if await consumer.position(tp) < ends[tp]:
+                    return True
+            return False
+
+        while await behind():
+            for records in (await consumer.getmany(timeout_ms=500)).values():
+                table.update((r.key.decode(), r.value) for r in records if r.key is not None and r.value)
+        for key in sorted(table):
+            write(orjson.dumps(orjson.loads(table[key]), option=orjson.OPT_SORT_KEYS) + b"\n")
+        count = len(table)
+        while follow:
+            for records in (await consumer.getmany(timeout_ms=1000)).values():
+                for record in records:
+                    if record.key is not None and record.value:
+                        write(orjson.dumps(orjson.loads(record.value), option=orjson.OPT_SORT_KEYS) + b"\n")
+                        count += 1
+        return count
+    finally:
+        await consumer.stop()
+
+
+def run_findings(settings: StreamSettings, write: Write, follow: bool) -> int:
+    return asyncio.run(read_findings(settings, write, follow))

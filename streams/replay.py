@@ -1,9 +1,14 @@
-"""`sunset stream replay`: the detectors offline over a JSONL file, one deterministic JSON document.
+"""`sunset stream replay`: the detectors offline over a JSONL file, one deterministic document.
 
 Each line holds one event or an array of events. A line that is not JSON, or an element that is
 not an object or lacks `event_type`, is a dead letter with its line number; the rest goes on. An
 event type no detector uses is counted as ignored. Findings appear once each, in the order they
 were first raised, in their final state (a gap's last count and last_seen).
+
+`Engine` runs both stages in one process over dicts, by the worker's event-time rules over one
+input (`streams.eventtime`). The JSON document (`write_json`) is the contract; `write_text` is a
+reading of it for a person at a terminal: the counts, the download totals across the 17.0 split,
+every finding on one line, the dead letters.
 """
 
 from __future__ import annotations
@@ -17,12 +22,123 @@ from typing import IO, Any
 
 import orjson
 
-from streams.downloads import tallies
-from streams.engine import Engine
+from streams.audit import DOWNLOAD, PUBLIC_DOWNLOAD, SNAPSHOT
+from streams.detectors.base import Event, Finding
+from streams.detectors.base import plural as _n
+from streams.detectors.downloads import tallies
+from streams.detectors.registry import REGISTRY, Registry
 from streams.events import Rejected, internal_error, normalize, normalize_safely, parse_payload
-from streams.findings import Finding
-from streams.registry import REGISTRY, Registry
+from streams.eventtime import FIRST, Held, order_key
 from streams.settings import DetectorSettings
+from streams.stages import DUPLICATE, NOTHING, actor_stage, idle_actors, project_stage
+
+
+class Engine:
+    """Both stages over dicts, in one process: the offline replay and the unit tests.
+
+    It follows the worker's event-time rules (`streams.eventtime`) over one input: an event is
+    held until the watermark — the newest event time read minus the allowed lateness — passes
+    it; then the actor stage applies what it releases, in order, and the project stage what it
+    releases (the accesses just produced included). `finish()` releases the rest at the end.
+    """
+
+    def __init__(self, limits: DetectorSettings, registry: Registry = REGISTRY) -> None:
+        self.limits = limits
+        self.registry = registry
+        self.projects: dict[str, Any] = {}
+        self.actors: dict[str, Any] = {}
+        self.events = self.duplicates = self.ignored = self.expired = self.late = 0
+        self.sweep_at = float("-inf")  # event time of the next sweep of idle users
+        self.mark = FIRST  # the watermark: held events at or before it are applied
+        self.newest = FIRST
+        self.seq = 0  # arrival number: breaks the ties order_key leaves (repeated deliveries)
+        self.held_actors = Held()
+        self.held_projects = Held()
+        self.errors: list[tuple[Any, BaseException]] = []  # (tag of the event, what it raised)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return {"events": self.events, "duplicates": self.duplicates, "ignored": self.ignored,
+                "late": self.late, "users_expired": self.expired}
+
+    def sweep(self, now: float) -> None:
+        """Forget users idle past the horizon; run once per horizon of event time (amortized O(1) an event)."""
+        for key in idle_actors(self.actors.items(), now, self.limits, self.registry):
+            del self.actors[key]
+            self.expired += 1
+        self.sweep_at = now + self.registry.horizon(self.limits)
+
+    def apply(self, event: Event) -> list[dict[str, Any]]:
+        """One normalized event in; the findings released by it, as the JSON dicts that are
+        published (`step` gives the records; `finish` what is still held at the end)."""
+        return [finding.as_dict() for finding in self.step(event)]
+
+    def step(self, event: Event, tag: Any = None) -> list[Finding]:
+        """Hold one normalized event, move the watermark, and apply what it passed; the findings.
+
+        An exception a detector raises is kept in `errors` with the event's `tag` (the replay's
+        line number), and the rest goes on."""
+        self.events += 1
+        p_key, a_key = event["pkey"], event["akey"]
+        if p_key is None and a_key is None:
+            self.ignored += 1
+            return NOTHING.findings
+        kind, ident = event["event_type"], event["id"]  # order_key, inline: this runs for every event
+        ts = FIRST if kind == SNAPSHOT else event["ts"]
+        if ts < self.mark:
+            self.late += 1
+        self.seq += 1
+        entry = (ts, kind, "" if ident is None else str(ident), self.seq, event, tag)
+        if p_key is not None:
+            self.held_projects.add(entry)
+        if a_key is not None:
+            self.held_actors.add(entry)
+        # a snapshot's time (taken_at, FIRST in order_key) is not stream time: it moves no watermark
+        if ts > self.newest:
+            self.newest = ts
+            self.mark = max(self.mark, ts - self.limits.allowed_lateness)
+        elif ts > self.mark:  # the watermark stayed, and the last release left nothing at or before it
+            return NOTHING.findings
+        return self.release(self.mark)
+
+    def finish(self) -> list[Finding]:
+        """The end of the input: everything held is applied."""
+        self.mark = max(self.mark, self.newest)
+        return self.release(float("inf"))
+
+    def release(self, mark: float) -> list[Finding]:
+        """Apply the held events at or before `mark`: the actor stage's first (its accesses join
+        the project stage's held events), then the project stage's; each in `order_key` order."""
+        findings: list[Finding] = []
+        limits, registry, projects, errors = self.limits, self.registry, self.held_projects, self.errors
+        due = self.held_actors.due(mark)
+        actors = self.actors
+        for entry in due:
+            try:
+                result = actor_stage(actors, entry[4], limits, registry)
+            except Exception as exc:  # noqa: BLE001 - one event never stops the others
+                errors.append((entry[5], exc))
+                continue
+            if result is not NOTHING:
+                findings += result.findings
+                for access in result.accesses:
+                    self.seq += 1
+                    projects.add((*order_key(access), self.seq, access, entry[5]))
+        if due and self.mark >= self.sweep_at:  # after them: what is held now is after the watermark
+            self.sweep(self.mark)
+        states = self.projects
+        for entry in projects.due(mark):
+            try:
+                result = project_stage(states, entry[4], limits, registry)
+            except Exception as exc:  # noqa: BLE001 - one event never stops the others
+                errors.append((entry[5], exc))
+                continue
+            if result is DUPLICATE:
+                self.duplicates += 1
+            elif result.findings:
+                findings += result.findings
+        return findings
+
 
 Dead = list[dict[str, Any]]
 
@@ -153,3 +269,22 @@ def replay_file(path: Path, limits: DetectorSettings, seed: Iterable[dict[str, A
 def write_json(doc: dict[str, Any], out: IO[str]) -> None:
     """Deterministic output: sorted keys, two-space indent, trailing newline."""
     out.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def write_text(doc: dict[str, Any], out: IO[str]) -> None:
+    stats, downloads = doc["stats"], doc["downloads"]
+    out.write(f"Replayed {_n(stats['lines'], 'line')}: {_n(stats['events'], 'event')} "
+              f"({_n(stats['duplicates'], 'repeated delivery', 'repeated deliveries')} counted once, "
+              f"{stats['ignored']} of types no detector reads), {_n(stats['dead_letters'], 'dead letter')}.\n")
+    private = sum(d[DOWNLOAD] for d in downloads.values())
+    public = sum(d[PUBLIC_DOWNLOAD] for d in downloads.values())
+    out.write(f"Downloads: {private + public} in {_n(len(downloads), 'project')} "
+              f"({DOWNLOAD} {private}, {PUBLIC_DOWNLOAD} {public}).\n")
+    findings = doc["findings"]
+    out.write(f"\nFindings ({len(findings)}):\n" if findings else "\nNo findings.\n")
+    for finding in findings:
+        out.write(f"  {finding['kind']}: {REGISTRY.finding(finding).describe()}\n")
+    if doc["dead_letters"]:
+        out.write(f"\nDead letters ({len(doc['dead_letters'])}):\n")
+        for dead in doc["dead_letters"]:
+            out.write(f"  line {dead['line']}: {dead['reason']}\n")

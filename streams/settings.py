@@ -93,14 +93,14 @@ class StreamSettings(DetectorSettings):
 
 
 def dev_profile(settings: StreamSettings) -> StreamSettings:
-    """The embedded Tansu broker's quirks, measured (issue 6), applied on top of `settings`.
+    """The embedded Tansu broker's quirks (docs/streams.md), applied on top of `settings`.
 
     * Tansu delays the first group join by session_timeout/2: 2 s instead of Faust's 60 s.
     * One node: replication factor 1, no standby replicas.
 
     Its wrong end offset for a partition ending in a multi-record batch would make Faust's
-    changelog recovery lose the tail; instead of `producer_max_batch_size=1` (one broker round
-    trip per record: ~1k records/s), `streams.batching.flush_views` ends every flush with a
+    changelog recovery lose the tail; rather than `producer_max_batch_size=1` (one broker round
+    trip per record), `streams.worker.batching.flush_views` ends every flush with a
     single-record batch, which works on Kafka and Tansu alike.
     """
     return settings.model_copy(update={

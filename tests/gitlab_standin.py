@@ -8,6 +8,9 @@ documentation for each route, parameter and header).
 * `HEAD|GET /api/v4/projects/:id/repository/files/:file_path?ref=` — metadata headers (`X-Gitlab-Blob-Id`, …)
   and the JSON body with base64 `content`; `GET …/raw?ref=` the bytes. `ref=HEAD` is the default branch.
 * `GET /api/v4/projects/:id/releases` — `tag_name`, newest first.
+* `GET /api/v4/projects/:id/repository/commits/:sha` — the commit a tag, branch or SHA names (`id`, a
+  stand-in SHA); `404 Commit Not Found` for a ref the project does not have. The project's refs are the
+  keys of its `files`: a tag and a branch are alike here.
 * `401` for a wrong token, `404` for what the token cannot see (a private project), `403` where a project
   forbids reading its repository, `429` with `Retry-After` and `RateLimit-*` when told to limit.
 
@@ -206,6 +209,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._job_token_scope(project, rest[1:], query)
         elif rest == ["repository", "tree"]:
             self._tree(project, query)
+        elif rest[:2] == ["repository", "commits"] and len(rest) == 3:
+            if project.forbidden:
+                self._json(403, {"message": "403 Forbidden"})
+            elif rest[2] in project.files:
+                sha = hashlib.sha1(f"{project.path}@{rest[2]}".encode()).hexdigest()
+                self._json(200, {"id": sha, "short_id": sha[:8], "title": f"{rest[2]}"})
+            else:
+                self._json(404, {"message": "404 Commit Not Found"})
         elif rest == ["releases"]:
             self._json(200, [{"tag_name": t, "name": t} for t in reversed(project.releases)])
         elif rest[:2] == ["repository", "files"] and len(rest) in (3, 4) and rest[3:] in ([], ["raw"]):

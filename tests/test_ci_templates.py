@@ -9,8 +9,9 @@ import pytest
 
 from scanner.core.versions import Version
 from scanner.rules.catalog import load_policies
+from scanner.rules.ci_templates import DATA, include_note, known, resolve, suggestions
 from scanner.rules.policy import Policy
-from scanner.rules.template_unknown import DATA, detail, known, resolve, suggestions
+from scanner.rules.template_unknown import detail
 
 from conftest import run_scan, where
 
@@ -29,6 +30,16 @@ TEMPLATES = known()
         ("Accessibility.gitlab-ci.yml", "Verify/Accessibility.gitlab-ci.yml"),
         ("Build.gitlab-ci.yml", None),  # Jobs/ is not a category GitLab searches
         ("jobs/sast.gitlab-ci.yml", None),  # names are case-sensitive
+        ("License-Scanning.gitlab-ci.yml", "Security/License-Scanning.gitlab-ci.yml"),  # a removed one too
+        ("Coverage-Fuzzing.latest.gitlab-ci.yml", "Security/Coverage-Fuzzing.latest.gitlab-ci.yml"),
+        ("Container-Scanning.gitlab-ci.yml", "Security/Container-Scanning.gitlab-ci.yml"),
+        ("Browser-Performance.gitlab-ci.yml", "Verify/Browser-Performance.gitlab-ci.yml"),
+        ("Terraform.gitlab-ci.yml", "Terraform.gitlab-ci.yml"),  # the name itself first
+        ("License-Scanning", None),  # no `.gitlab-ci.yml`: "not a valid location"
+        ("License-Scanning.gitlab-ci.yaml", None),
+        ("../Security/License-Scanning.gitlab-ci.yml", None),  # a path traversal is refused
+        ("Security/../Security/SAST.gitlab-ci.yml", None),
+        ("Security/SAST.gitlab-ci.yml/", None),
     ],
 )
 def test_names_resolve_as_gitlab_resolves_them(name: str, found: str | None) -> None:
@@ -55,6 +66,19 @@ def test_names_resolve_as_gitlab_resolves_them(name: str, found: str | None) -> 
 )
 def test_what_is_said_of_a_name(name: str, said: str | None) -> None:
     assert detail(name, TEMPLATES) == said
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [
+        ("Security/SAST.gitlab-ci.yml", ""),
+        ("SAST.gitlab-ci.yml", "GitLab reads `Security/SAST.gitlab-ci.yml`"),
+        ("Sast.gitlab-ci.yml", "no CI/CD template of that name"),
+        ("$SAST_TEMPLATE", "path uses CI/CD variables; not resolved"),
+    ],
+)
+def test_what_an_include_record_says_of_a_template(name: str, note: str) -> None:
+    assert include_note(name) == note
 
 
 def test_suggestions_prefer_the_same_file_in_another_folder() -> None:
@@ -101,3 +125,15 @@ def test_a_template_a_policy_names_is_left_to_that_policy(tmp_path: Path, polici
     )
     report = run_scan([tmp_path], policies + load_policies([DATA_POLICIES]), "17.0")
     assert where(report) == {("t-template", ".gitlab-ci.yml", 2, 15), ("ci-template-unknown", ".gitlab-ci.yml", 3, 15)}
+
+
+def test_the_scan_records_which_template_gitlab_reads(tmp_path: Path, policies: list[Policy]) -> None:
+    (tmp_path / ".gitlab-ci.yml").write_text(
+        "include:\n  - template: SAST.gitlab-ci.yml\n  - template: Jobs/SAST.gitlab-ci.yml\n"
+        "  - template: Sast.gitlab-ci.yml\ntest:\n  script: make\n", encoding="utf-8")
+    report = run_scan([tmp_path], policies)
+    assert [(i.line, i.kind, i.target, i.resolved, i.note) for i in report.includes] == [
+        (2, "template", "SAST.gitlab-ci.yml", False, "GitLab reads `Security/SAST.gitlab-ci.yml`"),
+        (3, "template", "Jobs/SAST.gitlab-ci.yml", False, ""),
+        (4, "template", "Sast.gitlab-ci.yml", False, "no CI/CD template of that name"),
+    ]

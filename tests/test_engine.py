@@ -75,7 +75,7 @@ def test_include_forms_are_followed_or_recorded(tmp_path: Path, test_policies: l
         IncludeRecord(".gitlab-ci.yml", 2, "local", "ci/one.yml", True),
         IncludeRecord(".gitlab-ci.yml", 3, "local", "/ci/two.yml", True),
         IncludeRecord("ci/two.yml", 1, "local", "ci/three.yml", True),
-        IncludeRecord(".gitlab-ci.yml", 6, "template", "Old.gitlab-ci.yml", False),
+        IncludeRecord(".gitlab-ci.yml", 6, "template", "Old.gitlab-ci.yml", False, "no CI/CD template of that name"),
         IncludeRecord(".gitlab-ci.yml", 9, "project", "group/shared:a.yml", False),
         IncludeRecord(".gitlab-ci.yml", 9, "project", "group/shared:/b.yml", False),
         IncludeRecord(".gitlab-ci.yml", 10, "remote", "https://example.com/ci.yml", False),
@@ -268,7 +268,8 @@ def test_child_pipelines_from_trigger_include(tmp_path: Path, test_policies: lis
         IncludeRecord(".gitlab-ci.yml", 3, "local", "ci/child.yml", True, child),
         IncludeRecord("ci/child.yml", 1, "local", "ci/part.yml", True),
         IncludeRecord(".gitlab-ci.yml", 7, "artifact", "generated.yml", False, child),
-        IncludeRecord(".gitlab-ci.yml", 9, "template", "Old.gitlab-ci.yml", False, child),
+        IncludeRecord(".gitlab-ci.yml", 9, "template", "Old.gitlab-ci.yml", False,
+                      child + "; no CI/CD template of that name"),
     ]
 
 

@@ -51,7 +51,7 @@ def test_every_folder_is_a_listed_package() -> None:
 
 
 def test_missing_extra_names_the_distribution() -> None:
-    for name in ("cli.py", "commands.py", "broker.py"):
+    for name in ("cli.py", "commands.py", "dev.py"):
         text = (ROOT / "streams" / name).read_text(encoding="utf-8")
         assert "pip install 'gitlab-sunset[stream]'" in text or "pip install 'gitlab-sunset[{extra}]'" in text
         assert "'sunset[stream]'" not in text

@@ -60,7 +60,7 @@ def _worker(args: argparse.Namespace, settings: Any) -> int:
     from scanner.engine.scan import ScanOptions
     from scanner.instance.distributed import Worker, register
     from scanner.instance.run import InstanceOptions
-    from streams.worker import run_worker
+    from streams.worker.app import run_worker
 
     url, token, job_token = _gitlab(args)
     policies = load(args.policies)

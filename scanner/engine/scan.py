@@ -41,6 +41,7 @@ from scanner.engine.kinds import KINDS, Kind
 from scanner.engine.options import CiConfig, Plan, ScanOptions, StdinFile
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
+from scanner.rules import ci_templates
 from scanner.rules.hits import Hit
 from scanner.rules.index import PolicyIndex
 from scanner.rules.policy import Policy
@@ -255,6 +256,8 @@ class Scan:
         unresolved = "$" in entry.target
         notes = ["child pipeline (trigger:include)"] if entry.child else []
         notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
+        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" and not unresolved else []
+        notes = [n for n in notes if n]
         note = "; ".join(notes)
         shown = printable(entry.target)
         if entry.kind != "local" or unresolved:

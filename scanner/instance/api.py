@@ -3,7 +3,8 @@
 Every call used here is listed with GitLab's documentation in docs/instance-scan.md: the group's projects
 (`include_subgroups`, `archived`; python-gitlab follows the `Link` header page by page), a project
 (`default_branch`, `ci_config_path`), a file's metadata (`HEAD …/repository/files/:path`, whose
-`X-Gitlab-Blob-Id` keys the cache), its bytes (`…/raw`) and a project's releases (component versions).
+`X-Gitlab-Blob-Id` keys the cache), its bytes (`…/raw`), a project's releases (component versions)
+and, when a component's files are not found, whether its version names a ref (`…/repository/commits/:ref`).
 
 Rate limits: python-gitlab retries a 429 after `Retry-After` (or until `RateLimit-Reset`); on top of
 that, a response saying `RateLimit-Remaining: 0` makes every thread wait for `RateLimit-Reset` before
@@ -153,6 +154,12 @@ class Api:
         items = self.call(f"files of `{project}`@{ref}", repo.repository_tree, path=folder, ref=ref,
                            recursive=True, get_all=True, per_page=PER_PAGE)
         return [str(i["path"]) for i in items if i.get("type") == "blob"]
+
+    def commit(self, project: str, ref: str) -> str:
+        """The commit a tag, branch or SHA names (`GET /projects/:id/repository/commits/:sha`)."""
+        commits = self.gl.projects.get(project, lazy=True).commits
+        found = self.call(f"ref `{ref}` of `{project}`", commits.get, ref)
+        return str(found.attributes.get("id") or "")
 
     def releases(self, project: str) -> list[str]:
         """Tag names of the project's releases (component versions)."""

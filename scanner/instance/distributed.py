@@ -137,7 +137,7 @@ def _guarded(worker: Worker, raw: bytes) -> dict[str, Any] | None:
 def register(app: Any, worker: Worker, partitions: int | None = None) -> Any:
     """The topic `<app id>-instance-projects`, the table `instance-findings`, the agent `instance-scan`
     and the view `/instance-findings` (this worker's rows; `?project=` for one) on a Faust app (the
-    stream's, from `streams.app.create_app`, or any other); returns the agent. The scan runs in a thread
+    stream's, from `streams.worker.app.create_app`, or any other); returns the agent. The scan runs in a thread
     (python-gitlab blocks); the row is written from the agent, in its event."""
     topic = app.topic(topic_name(app.conf.id), partitions=partitions, key_serializer="raw",
                       value_serializer="raw")

@@ -4,10 +4,11 @@ as GitLab resolves them (runs in a worker thread; nothing here touches the repor
 * `local` — the same project and ref (wildcards through the repository tree); `project` + `file`
   (+ `ref`, else that project's default branch);
   `component` — `host/group/project/name@version` on this instance (`$CI_SERVER_FQDN` and
-  `$CI_SERVER_HOST` are this instance's host), `~latest` and `1`/`1.2` the newest matching release,
-  the file `templates/<name>.yml` or `templates/<name>/template.yml` at that version (GitLab's
-  `Ci::Components::InstancePath`, `Ci::Catalog::ComponentsProject`); `remote` only with `--fetch-remote`;
-  `template` is matched by name where it is written (GitLab's own templates are not fetched).
+  `$CI_SERVER_HOST` are this instance's host), the version and file as GitLab's `InstancePath` takes
+  them (`scanner.instance.components`: catalog version, released tag, then any ref of that name);
+  `remote` only with `--fetch-remote`;
+  `template` is matched by name where it is written, resolved as GitLab resolves it
+  (`scanner.rules.ci_templates`; GitLab's own templates are not fetched).
 * GitLab's limits (nesting 100, 150 includes per pipeline); cycles, 403 and 404 are errors on the
   including line, and the rest of the pipeline is still read. A file reached twice in one project's
   pipeline is read once.
@@ -15,7 +16,6 @@ as GitLab resolves them (runs in a worker thread; nothing here touches the repor
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,14 +27,13 @@ from scanner.core.files import printable
 from scanner.core.results import IncludeRecord
 from scanner.engine.globs import Glob
 from scanner.engine.scan import MAX_INCLUDE_DEPTH, MAX_INCLUDES
+from scanner.instance import components
 from scanner.instance.api import Api, ApiError, ProjectInfo
 from scanner.instance.store import Fetched, FileKey, Store
 from scanner.readers import ci
+from scanner.rules import ci_templates
 
 DEFAULT_CONFIG = ".gitlab-ci.yml"
-_SERVER_VARS = ("$CI_SERVER_FQDN", "${CI_SERVER_FQDN}", "$CI_SERVER_HOST", "${CI_SERVER_HOST}")
-_SHORT_SEMVER = re.compile(r"\d+(\.\d+)?")
-_SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +70,7 @@ class Context:
     branches: dict[str, str | None | ApiError] = field(default_factory=dict)
     releases: dict[str, list[str] | ApiError] = field(default_factory=dict)
     trees: dict[tuple[str, str, str], list[str] | ApiError] = field(default_factory=dict)
+    refs: dict[tuple[str, str], bool | ApiError] = field(default_factory=dict)
 
     def _memo(self, table: dict[Any, Any], key: Any, fetch: Callable[[], Any]) -> Any:
         """One API answer per key for the whole walk; an API error is remembered and raised again."""
@@ -97,16 +97,25 @@ class Context:
         return found
 
     def version_ref(self, project: str, version: str) -> str:
-        """A component version as a ref: `~latest` and `1` / `1.2` the newest matching release."""
-        if version != "~latest" and not _SHORT_SEMVER.fullmatch(version):
+        """A component version as a ref, in GitLab's order (`scanner.instance.components`)."""
+        if not components.needs_catalog(version):
             return version
         tags: list[str] = self._memo(self.releases, project, lambda: self.api.releases(project))
-        prefix = () if version == "~latest" else tuple(int(p) for p in version.split("."))
-        ranked = [(v, t) for t in tags if (m := _SEMVER.fullmatch(t)) and
-                  (v := tuple(int(g) for g in m.groups()))[: len(prefix)] == prefix]
-        if not ranked:
-            raise ApiError(404, f"no release of `{project}` matches `{version}`")
-        return max(ranked)[1]
+        found = components.catalog_version(tags, version)
+        if found is None and version == components.LATEST:
+            raise ApiError(404, f"`~latest` needs a catalog version: `{project}` has no release with a "
+                                "semantic version; use a tag, branch or commit SHA")
+        return found or version  # `1.0` with no catalog version: a released tag or a ref of that name
+
+    def has_ref(self, project: str, ref: str) -> bool:
+        """Whether `ref` names a tag, branch or commit of the project (`GET …/repository/commits/:ref`)."""
+        try:
+            found: bool = self._memo(self.refs, (project, ref), lambda: self.api.commit(project, ref) != "")
+        except ApiError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return found
 
 
 def config_key(info: ProjectInfo, ref: str) -> FileKey | str:
@@ -236,7 +245,9 @@ class Walk:
             if self.ctx.fetch_remote:
                 return [FileKey("remote", "", target)], ""
             return [], "not fetched (--fetch-remote)"
-        return [], ""  # template (matched by name), artifact (exists only in a running pipeline)
+        if kind == "template":  # GitLab's own templates are not fetched: matched by name where written
+            return [], ci_templates.include_note(target)
+        return [], ""  # artifact (exists only in a running pipeline)
 
     def wildcard(self, at: FileKey, target: str, line: int) -> list[FileKey]:
         """`ci/*.yml` (one folder), `ci/**.yml` (across folders): the project's YAML files that match."""
@@ -254,34 +265,30 @@ class Walk:
         return sorted(found)
 
     def component(self, at: FileKey, target: str, line: int) -> tuple[list[FileKey], str]:
-        address, _, version = target.partition("@")
-        for var in _SERVER_VARS:
-            if address.startswith(var + "/"):
-                address = self.ctx.host + address[len(var):]
-        host, _, path = address.partition("/")
-        if host != self.ctx.host:
-            return [], f"component on another instance ({host}); not fetched"
-        project, _, name = path.rpartition("/")
-        if not project or not name or not version:
+        found = components.parse(target, self.ctx.host)
+        if found is None:
             self.error(at.shown, line, f"component `{_short(target)}`: not `host/group/project/name@version`")
             return [], ""
+        if found.host != self.ctx.host:
+            return [], f"component on another instance ({found.host}); not fetched"
+        project, said = found.project, f"component `{_short(target)}`: "
         try:
-            ref = self.ctx.version_ref(project, version)
+            ref = self.ctx.version_ref(project, found.version)
+            for candidate in found.files():
+                key = FileKey(project, ref, candidate)
+                try:
+                    self.ctx.store.get(key)
+                except ApiError as exc:
+                    if exc.status == 404:
+                        continue
+                    raise
+                return [key], ""
+            missing = "" if self.ctx.has_ref(project, ref) else \
+                f"no catalog version, release, tag, branch or commit `{_short(found.version, 40)}` in {project}"
         except ApiError as exc:
-            self.error(at.shown, line, f"component `{_short(target)}`: {exc}")
+            self.error(at.shown, line, f"{said}{exc}")
             return [], ""
-        for candidate in (f"templates/{name}.yml", f"templates/{name}/template.yml"):
-            key = FileKey(project, ref, candidate)
-            try:
-                self.ctx.store.get(key)
-            except ApiError as exc:
-                if exc.status == 404:
-                    continue
-                self.error(at.shown, line, f"component `{_short(target)}`: {exc}")
-                return [], ""
-            return [key], ""
-        self.error(at.shown, line, f"component `{_short(target)}`: no templates/{name}.yml or "
-                   f"templates/{name}/template.yml in {project}@{ref}")
+        self.error(at.shown, line, said + (missing or "no " + " or ".join(found.files()) + f" in {project}@{ref}"))
         return [], ""
 
 

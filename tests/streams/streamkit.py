@@ -26,8 +26,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.broker import BrokerStartError, EmbeddedBroker, free_port
-from streams.publish import message_key
+from streams.dev import BrokerStartError, EmbeddedBroker, free_port
+from streams.kafka import message_key
 from streams.settings import DetectorSettings
 
 ROOT = Path(__file__).resolve().parents[2]

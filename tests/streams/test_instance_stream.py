@@ -25,7 +25,7 @@ from test_instance_scan import acme
 
 from scanner.cli import main
 from scanner.instance.distributed import TOPIC_SUFFIX
-from streams.broker import EmbeddedBroker, free_port
+from streams.dev import EmbeddedBroker, free_port
 from streams.receiver import HOOK_TOKEN_HEADER, INSTANCE_TOPIC_SUFFIX, create_receiver, runner_options
 from streams.settings import load_settings
 

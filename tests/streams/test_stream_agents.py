@@ -13,14 +13,14 @@ import pytest
 from faust.transport.drivers.aiokafka import Producer
 from streamkit import event
 
-from streams.app import create_app
-from streams.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
 from streams.events import Rejected, compact, normalize
 from streams.eventtime import PROGRESS, actors_report, input_report, progress_key
-from streams.handlers import Outputs
 from streams.metrics import Metrics
-from streams.router import Router
 from streams.settings import load_settings
+from streams.worker.agents import Outputs
+from streams.worker.app import create_app
+from streams.worker.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
+from streams.worker.ingest import Router
 
 Sent = list[tuple[str, Any, Any, Any]]
 APP = "agents"

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.batching import (
+from streams.worker.batching import (
     CHUNK_BYTES,
     MARKER_PREFIX,
     BatchView,
@@ -85,7 +85,7 @@ def test_a_flush_without_changes_sends_nothing() -> None:
 
 
 def test_the_marker_says_the_stage_offset_expected_next_once_the_writes_are_stored() -> None:
-    """With `following` (streams.continuity), the marker also says the stage offset the partition
+    """With `following` (streams.worker.continuity), the marker also says the stage offset the partition
     expects next — in the changelog and in the table, where the next batch or a recovery reads it."""
     table = FakeTable()
     view = BatchView(table)

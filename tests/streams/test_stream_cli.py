@@ -27,7 +27,7 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
     wait_for,
 )
 
-from streams.broker import EmbeddedBroker, free_port
+from streams.dev import EmbeddedBroker, free_port
 from streams.replay import replay_file
 
 

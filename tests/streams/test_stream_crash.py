@@ -24,12 +24,12 @@ from streamkit import (  # noqa: F401 - the `broker` and `run_worker` fixtures
 from test_stream_exact import SEED
 from test_stream_worker import create_topic
 
-from streams.batching import MARKER_PREFIX
-from streams.broker import EmbeddedBroker
-from streams.continuity import Continuity, Refetched
+from streams.dev import EmbeddedBroker
+from streams.events import snapshot_records
 from streams.replay import replay_lines
 from streams.settings import load_settings
-from streams.snapshot import records
+from streams.worker.batching import MARKER_PREFIX
+from streams.worker.continuity import Continuity, Refetched
 
 
 def _equal(found: dict[str, Any], doc: dict[str, Any]) -> None:
@@ -40,12 +40,12 @@ def _equal(found: dict[str, Any], doc: dict[str, Any]) -> None:
 
 
 # The kill point's seed, the input partitions, whether the input is keyed, and the lateness. SEED on
-# 4 keyed partitions failed before the stage checked its offsets (streams.continuity): in a CI run
+# 4 keyed partitions failed before the stage checked its offsets (streams.worker.continuity): in a CI run
 # and here, the restarted worker was never handed one stage message — busy/repo counted 19,525 of
 # 20,000 — and in a full-suite run one with snapshot records (5 extra gaps into g1/app-1). The
 # others put the kill elsewhere on 1 keyed and 8 unkeyed partitions (the busy project's downloads
 # then on one partition, or spread over all). With a lateness of 500 s, ~2,000 events are held
-# when the kill comes: the restarted worker reads them again from the stage topics (streams.holding).
+# when the kill comes: the restarted worker reads them again from the stage topics (streams.worker.agents).
 # A lateness of 2,000 s is above the users' 600 s horizon: the replay used to drop users whose held
 # events it was about to apply (4 extra and 2 missing mass downloads against the worker).
 @pytest.mark.parametrize(("kill_seed", "partitions", "keyed", "lateness"),
@@ -59,10 +59,10 @@ def test_sigkill_at_a_random_point_changes_no_result(broker: EmbeddedBroker, run
     seeded random point (no shutdown, no last commit) and restarted: every record it had applied
     and reads again is recognised by its source coordinates, every record it held is held again,
     nothing is counted twice or lost."""
-    seed = [json.dumps(record).encode() for record in records(snapshot())]
+    seed = [json.dumps(record).encode() for record in snapshot_records(snapshot())]
     lines = generate(SEED + 1, busy=20_000)
     late = {} if lateness is None else {"allowed_lateness": lateness}
-    doc = replay_lines([line + b"\n" for line in lines], limits(**late), records(snapshot()))
+    doc = replay_lines([line + b"\n" for line in lines], limits(**late), snapshot_records(snapshot()))
     assert doc["downloads"]["busy/repo"]["repository_download_operation"] == 20_000
     app = f"exact-crash-{kill_seed}-{partitions}-{'keyed' if keyed else 'unkeyed'}-{lateness or 0:.0f}"
     data = tmp_path_factory.mktemp("exact-crash")
@@ -108,9 +108,9 @@ def test_stage_messages_the_consumer_starts_past_are_read_anyway(broker: Embedde
     snapshot among them) is never handed to the agents. The stage sees its first offset jump past
     the one its table expects (none stored: 0), reads the message itself, and the results equal
     the replay's."""
-    seed = [json.dumps(record).encode() for record in records(snapshot())]
+    seed = [json.dumps(record).encode() for record in snapshot_records(snapshot())]
     lines = generate(SEED)
-    doc = replay_lines([line + b"\n" for line in lines], limits(), records(snapshot()))
+    doc = replay_lines([line + b"\n" for line in lines], limits(), snapshot_records(snapshot()))
     app = "exact-skipped"
     stages = [f"{app}-by-project", f"{app}-by-actor"]
     for topic in [f"{app}-in", *stages]:

@@ -7,9 +7,10 @@ from typing import Any
 
 from streamkit import event, limits
 
-from streams.engine import DUPLICATE, NOTHING, Engine, actor_stage, project_stage
 from streams.events import Rejected, normalize
+from streams.replay import Engine
 from streams.settings import DetectorSettings
+from streams.stages import DUPLICATE, NOTHING, actor_stage, project_stage
 
 CLONE = {"custom_message": {"protocol": "http", "action": "git-upload-pack"}}
 

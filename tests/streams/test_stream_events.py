@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from streamkit import event
 
-from streams.events import Rejected, compact, iso, normalize, parse_payload, parse_time
+from streams.audit import iso, parse_time
+from streams.events import Rejected, compact, normalize, parse_payload
 
 
 def test_payload_object_array_and_garbage() -> None:

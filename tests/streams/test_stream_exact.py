@@ -31,23 +31,23 @@ from streamkit import (  # noqa: F401 - the `broker` and `run_worker` fixtures
 )
 from test_stream_worker import create_topic
 
-from streams.broker import EmbeddedBroker
+from streams.dev import EmbeddedBroker
+from streams.events import snapshot_records
 from streams.replay import replay_lines
-from streams.snapshot import records
 
 SEED = 14
 
 
 @pytest.fixture(scope="module")
 def stream() -> dict[str, Any]:
-    seed = [json.dumps(record).encode() for record in records(snapshot())]
+    seed = [json.dumps(record).encode() for record in snapshot_records(snapshot())]
     lines = generate(SEED)
-    doc = replay_lines([line + b"\n" for line in lines], limits(), records(snapshot()))
+    doc = replay_lines([line + b"\n" for line in lines], limits(), snapshot_records(snapshot()))
     return {"messages": seed + lines, "doc": doc}
 
 
 def test_the_replay_does_not_depend_on_the_delivery_order(stream: dict[str, Any]) -> None:
-    again = replay_lines([line + b"\n" for line in generate(SEED, order=99)], limits(), records(snapshot()))
+    again = replay_lines([line + b"\n" for line in generate(SEED, order=99)], limits(), snapshot_records(snapshot()))
     doc = stream["doc"]
     assert {f["id"]: f for f in again["findings"]} == {f["id"]: f for f in doc["findings"]}
     assert again["downloads"] == doc["downloads"]

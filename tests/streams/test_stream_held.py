@@ -1,4 +1,4 @@
-"""The replay's holding (`streams.engine.Held`): buckets of whole seconds must release exactly what a
+"""The replay's holding (`streams.eventtime.Held`): buckets of whole seconds must release exactly what a
 heap of the same entries would, in the same order, whatever the times, ties and marks."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamkit import limits
 
-from streams.engine import Held
-from streams.eventtime import FIRST
+from streams.eventtime import FIRST, Held
 from streams.replay import replay_lines
 
 TIMES = st.one_of(

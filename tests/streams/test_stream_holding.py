@@ -1,11 +1,11 @@
-"""A stage partition's held events (streams.holding): released in order, and which records a key's
+"""A stage partition's held events (streams.worker.agents): released in order, and which records a key's
 value says it has applied — what a restarted worker skips or holds again."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from streams.holding import PEND, Holding, applied
+from streams.worker.agents import PEND, Holding, applied
 
 
 def rec(kind: str, ts: float, ident: str, src: list[int] | None = None) -> dict[str, Any]:

@@ -23,12 +23,11 @@ from hypothesis import strategies as st
 from streamkit import Worker, broker_fixture, event, limits, produce, read_topic, wait_for  # noqa: F401
 
 from streams import events
-from streams.broker import EmbeddedBroker, free_port
-from streams.detector import NONE, Base, Event, Result, State
-from streams.engine import Engine
+from streams.detectors.base import NONE, Base, Event, Result, State
+from streams.detectors.registry import DETECTORS, Registry
+from streams.dev import EmbeddedBroker, free_port
 from streams.receiver import TOKEN_HEADER, create_receiver, runner_options
-from streams.registry import DETECTORS, Registry
-from streams.replay import replay_lines
+from streams.replay import Engine, replay_lines
 from streams.settings import DetectorSettings, StreamSettings, load_settings
 
 LOGIN, DOWNLOAD = "user_authenticated_using_job_token", "repository_download_operation"

@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from streamkit import broker_fixture, event, parse_metrics, read_topic, sample_values  # noqa: F401 - `broker`
 
-from streams.broker import EmbeddedBroker, free_port
+from streams.dev import EmbeddedBroker, free_port
 from streams.receiver import TOKEN_HEADER, TYPE_HEADER, create_receiver, runner_options
 from streams.settings import StreamSettings, load_settings
 

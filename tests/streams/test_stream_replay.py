@@ -16,8 +16,8 @@ from typing import Any
 
 from streamkit import GOLDEN, ROOT, SAMPLE, SNAPSHOT, limits
 
+from streams.events import load_snapshot
 from streams.replay import replay_file, replay_lines, write_json
-from streams.snapshot import load_records
 
 SAMPLE_ARGS = ["--allowlist-snapshot", str(SNAPSHOT), "--mass-download-allow", "90"]
 
@@ -35,7 +35,7 @@ def sunset(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_sample_matches_the_golden_document() -> None:
-    doc = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_records(SNAPSHOT))
+    doc = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_snapshot(SNAPSHOT))
     golden = GOLDEN / "sample-replay.json"
     if os.environ.get("SUNSET_UPDATE_GOLDEN"):
         with golden.open("w", encoding="utf-8") as out:
@@ -44,7 +44,7 @@ def test_sample_matches_the_golden_document() -> None:
 
 
 def test_sample_shows_every_detector() -> None:
-    doc = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_records(SNAPSHOT))
+    doc = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_snapshot(SNAPSHOT))
     assert [(f["kind"], f["id"], f.get("status")) for f in doc["findings"]] == [
         ("visibility_changed", "visibility_changed:acme/website", None),
         ("mass_download", "mass_download:66:2025-06-02T09:01:40.000Z", None),
@@ -62,7 +62,7 @@ def test_sample_shows_every_detector() -> None:
 
 
 def test_without_the_user_allowlist_the_backup_bot_alerts_too() -> None:
-    doc = replay_file(SAMPLE, limits(), load_records(SNAPSHOT))
+    doc = replay_file(SAMPLE, limits(), load_snapshot(SNAPSHOT))
     alerts = [(f["user"]["id"], f["projects"]) for f in doc["findings"] if f["kind"] == "mass_download"]
     assert alerts == [(66, 11), (90, 11)]
 

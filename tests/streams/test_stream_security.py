@@ -8,10 +8,10 @@ import ssl
 import faust
 import pytest
 
-from streams.app import _faust_config
-from streams.ingest import consumer_options
 from streams.kafka import producer_options, security_options
 from streams.settings import load_settings
+from streams.worker.app import _faust_config
+from streams.worker.ingest import consumer_options
 
 
 def test_plaintext_by_default_adds_nothing() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from streamkit import Worker, answers, wait_for
 
-from streams import logs
-from streams.broker import EmbeddedBroker
+from streams.dev import EmbeddedBroker
+from streams.worker import app as logs
 
 
 def test_a_repeating_problem_is_logged_once_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""`SUNSET_STORE=rocksdb://` (streams/store.py): the real worker keeps its tables in RocksDB on the
+"""`SUNSET_STORE=rocksdb://` (streams/worker/store.py): the real worker keeps its tables in RocksDB on the
 embedded broker, records how far each changelog partition is applied, and after a SIGKILL and a
 restart has the replay's tallies and findings, then goes on exactly."""
 
@@ -27,10 +27,10 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
 )
 from test_stream_worker import create_topic, latest
 
-from streams.broker import EmbeddedBroker
+from streams.dev import EmbeddedBroker
+from streams.events import load_snapshot
 from streams.replay import replay_file
 from streams.settings import StreamSettings
-from streams.snapshot import load_records
 
 OFFSET_KEY = b"__faust\0offset__"  # where Faust's RocksDB store keeps a partition's applied changelog offset
 PARTITIONS = 4
@@ -72,8 +72,8 @@ def test_rocksdb_store_restarts_from_its_own_state_after_sigkill(broker: Embedde
     first = tmp_path / "first.jsonl"
     first.write_bytes(b"\n".join(lines[:30]) + b"\n")
     settings = limits(mass_download_allowlist=["90"])
-    expected_first = replay_file(first, settings, load_records(SNAPSHOT))
-    expected = replay_file(SAMPLE, settings, load_records(SNAPSHOT))
+    expected_first = replay_file(first, settings, load_snapshot(SNAPSHOT))
+    expected = replay_file(SAMPLE, settings, load_snapshot(SNAPSHOT))
     assert expected_first["downloads"] != expected["downloads"]  # the second half changes the tallies
 
     worker = Worker(broker, "rocks", tmp_path / "worker", partitions=PARTITIONS, SUNSET_STORE="rocksdb://",
@@ -81,11 +81,11 @@ def test_rocksdb_store_restarts_from_its_own_state_after_sigkill(broker: Embedde
     create_topic(broker.bootstrap, "rocks-in", 1)  # one input partition keeps the file's order
     worker.start()
     try:
-        produce(broker.bootstrap, "rocks-in", [json.dumps(r).encode() for r in load_records(SNAPSHOT)] + lines[:30])
+        produce(broker.bootstrap, "rocks-in", [json.dumps(r).encode() for r in load_snapshot(SNAPSHOT)] + lines[:30])
         wait_for("the first half's tallies", lambda: try_json(worker.url + "/tallies") == expected_first["downloads"])
         final_first = {f["id"]: f for f in expected_first["findings"]}
         read_topic(broker.bootstrap, "rocks-findings", lambda r: latest(r) == final_first)
-        # every table partition records its whole changelog as applied (streams.store.PERSIST_EVERY)
+        # every table partition records its whole changelog as applied (streams.worker.store.PERSIST_EVERY)
         assert sorted(changelog_last(broker.bootstrap, "rocks")) == sorted(
             f"{t}-{p}" for t in ("actors", "projects") for p in range(PARTITIONS))
 

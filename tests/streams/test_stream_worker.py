@@ -28,10 +28,9 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
     wait_for,
 )
 
-from streams.broker import EmbeddedBroker
-from streams.events import normalize
+from streams.dev import EmbeddedBroker
+from streams.events import load_snapshot, normalize
 from streams.replay import replay_file
-from streams.snapshot import load_records
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
@@ -71,10 +70,10 @@ def sample_run(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory)
     create_topic(broker.bootstrap, "sample-in", 1)
     worker.start()
     try:
-        messages = [json.dumps(r).encode() for r in load_records(SNAPSHOT)]
+        messages = [json.dumps(r).encode() for r in load_snapshot(SNAPSHOT)]
         messages += [line.rstrip(b"\n") for line in SAMPLE.read_bytes().splitlines(keepends=True) if line.strip()]
         produce(broker.bootstrap, "sample-in", messages)
-        expected = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_records(SNAPSHOT))
+        expected = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_snapshot(SNAPSHOT))
         final = {f["id"]: f for f in expected["findings"]}
         findings = read_topic(broker.bootstrap, "sample-findings", lambda r: latest(r) == final)
         yield {"worker": worker, "expected": expected, "findings": findings, "sent": len(messages)}

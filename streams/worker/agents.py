@@ -1,26 +1,40 @@
-"""The agents' bodies: one batch of Kafka events in, topic sends and table writes out.
+"""The agents' bodies: one batch of stage messages in, topic sends and table writes out.
 
-Each stage partition holds the events it receives (`streams.holding`, in memory) until its
-watermark passes them, then applies them in event-time order (`streams.eventtime`) with the plain
-stage functions of `streams.engine` over a `BatchView` of its table, and sends what they return.
-Progress reports (from ingest; to the project stage also from each actor partition) move the
-watermark; they are kept in the table too, so a restarted worker resumes where it was. An event
-that fails — bad JSON, a missing field, or an exception in a detector — goes to the dead-letter
-topic with the reason and its source; it never stops the batch and is never dropped silently.
+Each stage partition holds the events it receives (in memory, `streams.eventtime`) until its
+watermark passes them, then applies them in event-time order with the plain stage functions of
+`streams.stages` over a `BatchView` of its table, and sends what they return. Progress reports
+(from ingest; to the project stage also from each actor partition) move the watermark; they are
+kept in the table too, so a restarted worker resumes where it was. An event that fails — bad
+JSON, a missing field, or an exception in a detector — goes to the dead-letter topic with the
+reason and its source; it never stops the batch and is never dropped silently.
+
+Exact after a crash without broker transactions:
+
+* Each flush marker (`streams.worker.batching`) also says `held`: the lowest stage offset of a
+  message with an event still held. A restarted worker (or a partition that moved) reads the stage
+  topic from there up to the offset expected next (`streams.worker.continuity`) and holds those
+  events again.
+* Each key's value records, per input partition, the highest source coordinates it has *applied*
+  (`src`), and the coordinates of its events still held below them (`pend`: a key's events are
+  applied in event-time order, not in arrival order), in the same changelog record as the state
+  they produced. So a record read again — by that re-read, or redelivered — is skipped when its
+  key has applied it, and held again when it has not; a crash between any two changelog records
+  of a flush loses nothing and applies nothing twice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import orjson
 
-from streams.batching import MARKER_PREFIX, BatchView, decode_records, flush_views, is_marker, partition_for
-from streams.continuity import Continuity, by_partition
-from streams.engine import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
+from streams.detectors.base import Finding
+from streams.detectors.registry import REGISTRY
 from streams.eventtime import (
     FIRST,
     PROGRESS,
@@ -32,11 +46,11 @@ from streams.eventtime import (
     progress_key,
     watermarks,
 )
-from streams.findings import Finding
-from streams.holding import Holding, Reread, applied, took
-from streams.outputs import Outputs, Records
-from streams.registry import REGISTRY
 from streams.settings import StreamSettings
+from streams.stages import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
+from streams.worker.batching import MARKER_PREFIX, BatchView, decode_records, flush_views, is_marker, partition_for
+from streams.worker.continuity import Continuity, by_partition
+from streams.worker.outputs import Outputs, Records
 
 __all__ = ["ActorHandler", "Outputs", "ProjectHandler"]
 Stage = Callable[[Any, dict[str, Any], Any], StageResult]
@@ -80,7 +94,7 @@ class _KeyedHandler:
         self.continuity.forget()
 
     def new_value(self) -> dict[str, Any]:
-        """An empty value of this stage's key, from the detectors' list (streams.registry)."""
+        """An empty value of this stage's key, from the detectors' list (streams.detectors.registry)."""
         return REGISTRY.new_project() if self.kind == "project" else REGISTRY.new_actor()
 
     async def handle(self, events: Sequence[Any]) -> None:
@@ -298,3 +312,151 @@ class ActorHandler(_KeyedHandler):
                 moved[partition] = self.reported[partition] = mark
         if moved:  # one record per project partition for the batch's actor partitions
             await self.out.broadcast(self.by_project, range(parts), actors_report(parts, moved))
+
+
+PEND = "pend"  # the key of a value: source coordinates (below `src`) of its events held, not applied
+Entry = tuple[float, str, str, dict[str, Any], int]
+_ORDER = itemgetter(0, 1, 2)
+
+
+class Reread(NamedTuple):
+    """A stage message read again after a restart for the events it held (`_KeyedHandler._reload`)."""
+
+    message: Any
+
+
+def took(value: dict[str, Any], ready: list[Entry], coords_key: str) -> dict[str, Any]:
+    """A key's value after its `ready` events were applied: its source coordinates cover them,
+    and none of them is pending any more (the flush records the rest: `Holding.pend`)."""
+    if PEND in value:
+        value[PEND] = [s for s in value[PEND] if all(s != e[3].get("src") for e in ready)]
+    coords = value.get(coords_key)
+    for entry in ready:
+        src = entry[3].get("src")
+        if src is not None:
+            if coords is None:
+                coords = value[coords_key] = {}
+            last = coords.get(str(src[0]))
+            if last is None or src[1:] > last:
+                coords[str(src[0])] = src[1:]
+    return value
+
+
+def applied(value: dict[str, Any], src: Sequence[int], coords_key: str) -> bool:
+    """Whether a key's value has applied the record at these source coordinates (input partition,
+    offset, element): at or below the highest it applied from that partition, and not pending."""
+    coords = value.get(coords_key)
+    last = None if coords is None else coords.get(str(src[0]))
+    if last is None or list(src[1:]) > last:
+        return False
+    pending = value.get(PEND)
+    return pending is None or list(src) not in pending
+
+
+class Holding:
+    """One stage partition's held events, by key; which keys are due; where they came from."""
+
+    __slots__ = ("due", "heap", "held", "offsets", "srcs")
+
+    def __init__(self) -> None:
+        self.held: dict[str, list[Entry]] = {}
+        self.due: dict[str, float] = {}  # key -> the earliest time of its held events
+        self.heap: list[tuple[float, str]] = []  # (due time, key); entries whose time is no longer due are stale
+        self.srcs: set[tuple[int, ...]] = set()  # source coordinates of the held events
+        self.offsets: dict[int, int] = {}  # stage offset -> how many held events came in that message
+
+    def __len__(self) -> int:
+        return sum(map(len, self.held.values()))
+
+    def holds(self, src: Sequence[int]) -> bool:
+        return tuple(src) in self.srcs
+
+    def add(self, key: str, record: dict[str, Any], offset: int) -> float:
+        """Hold one record of `key` (from the stage message at `offset`); its event time."""
+        at, kind, ident = order_key(record)
+        entries = self.held.get(key)
+        if entries is None:
+            entries = self.held[key] = []
+        entries.append((at, kind, ident, record, offset))
+        src = record.get("src")
+        if src is not None:
+            self.srcs.add(tuple(src))
+        self.offsets[offset] = self.offsets.get(offset, 0) + 1
+        if at < self.due.get(key, float("inf")):
+            self.due[key] = at
+            heapq.heappush(self.heap, (at, key))
+        return at
+
+    def due_keys(self, ahead: float) -> list[str]:
+        """The keys holding an event at or before `ahead`, sorted (the order they are released in)."""
+        keys = set()
+        heap, due = self.heap, self.due
+        while heap and heap[0][0] <= ahead:
+            at, key = heapq.heappop(heap)
+            if due.get(key) == at:
+                keys.add(key)
+        return sorted(keys)
+
+    def take(self, key: str, mark: float, ahead: float, early: frozenset[str]) -> list[Entry]:
+        """The key's held events the watermarks have passed, in order (`early` types by `ahead`);
+        the rest stay held."""
+        entries = self.held.pop(key, None)
+        self.due.pop(key, None)
+        if not entries:
+            return []
+        ready: list[Entry] = []
+        rest: list[Entry] = []
+        for entry in entries:
+            (ready if entry[0] <= (ahead if entry[1] in early else mark) else rest).append(entry)
+        if rest:
+            self.held[key] = rest
+            at = self.due[key] = min(entry[0] for entry in rest)
+            heapq.heappush(self.heap, (at, key))
+        offsets, srcs = self.offsets, self.srcs
+        for entry in ready:
+            src = entry[3].get("src")
+            if src is not None:
+                srcs.discard(tuple(src))
+            left = offsets[entry[4]] - 1
+            if left:
+                offsets[entry[4]] = left
+            else:
+                del offsets[entry[4]]
+        ready.sort(key=_ORDER)
+        return ready
+
+    def held_from(self) -> int | None:
+        """The lowest stage offset of a message with an event still held (None: nothing held)."""
+        return min(self.offsets) if self.offsets else None
+
+    def marker(self, released: tuple[float, float] | None) -> dict[str, Any]:
+        """What the partition's flush marker adds: the first stage offset with an event still
+        held, and how far both watermarks had released (what a restart need not hold again)."""
+        held = self.held_from()
+        upto = {"upto": list(released or (FIRST, FIRST))}
+        return upto if held is None else {"held": held, **upto}
+
+    def pend(self, view: Any, coords_key: str) -> None:
+        """Before a flush: each changed value records which of its key's held events are below
+        its source coordinates (applied out of arrival order)."""
+        for key in view.changed():
+            value = view.get(key)
+            if not isinstance(value, dict) or is_marker(key):
+                continue
+            coords = value.get(coords_key)
+            pending = self.pending(key, coords) if coords and key in self.held else []
+            if pending:
+                value[PEND] = pending
+            elif PEND in value:
+                del value[PEND]
+
+    def pending(self, key: str, coords: dict[str, list[int]]) -> list[list[int]]:
+        """Source coordinates of the key's held events at or below what its value has applied."""
+        out = []
+        for entry in self.held.get(key, ()):
+            src = entry[3].get("src")
+            if src is not None:
+                last = coords.get(str(src[0]))
+                if last is not None and src[1:] <= last:
+                    out.append(list(src))
+        return out

@@ -3,7 +3,7 @@
 `user_authenticated_using_job_token` names the job's own project (A) but not the project the token
 was used on. The request that authenticated is usually audited too, on the accessed project (B),
 with the same author and IP address, within a few seconds: that pair is an *access* A → B,
-forwarded to B's project state (`streams.allowlist`). Deliveries may arrive in any order, so an
+forwarded to B's project state (`streams.detectors.gaps`). Deliveries may arrive in any order, so an
 event on B also waits (briefly, bounded) for a login that arrives after it.
 
 State: the `auths` and `pending` keys of one user's value (actor stage), next to the mass-download
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from streams.detector import ANY, NONE, Base, Event, Handler, Result, Stage, State
-from streams.eventtypes import ACCESS, JOB_TOKEN_AUTH
+from streams.audit import ACCESS, JOB_TOKEN_AUTH
+from streams.detectors.base import ANY, NONE, Base, Event, Handler, Result, Stage, State
 from streams.settings import DetectorSettings
 
 Access = dict[str, Any]

@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 
-from streams.batching import encode_lines, send_raw
-from streams.findings import Finding
+from streams.detectors.base import Finding
 from streams.metrics import Metrics
+from streams.worker.batching import encode_lines, send_raw
 
 Records = dict[int, list[dict[str, Any]]]
 

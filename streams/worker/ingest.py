@@ -1,30 +1,35 @@
-"""The worker's input: a plain aiokafka consumer in front of the Faust agents.
+"""The worker's input: a plain aiokafka consumer, and the stateless step that parses, validates
+and routes each event to the stages.
 
-Faust hands an agent one message at a time through several queues and awaits — about 7-10k
-messages/s with nothing to do (measured here with `noack_take`), while aiokafka's `getmany`
-reads 150k+/s. GitLab streams one event per message, so the stateless first step (parse,
-validate, route) reads the input topic with aiokafka directly; what it forwards to the stateful
-Faust agents is one newline-delimited message per partition per batch, so Faust's per-message
-cost stops mattering there.
+Faust hands an agent one message at a time through several queues and awaits, while aiokafka's
+`getmany` reads a batch at once; GitLab streams one event per message, so this first step reads
+the input topic with aiokafka directly, and what it forwards to the stateful Faust agents is one
+newline-delimited message per stage partition per batch, so Faust's per-message cost stops
+mattering there.
 
 Offsets are committed only after the batch's forwards and dead letters are acknowledged by the
-broker: at-least-once, like the agents. The consumer group is `<app id>-ingest`, so workers
-share the input partitions the way the agents share theirs.
+broker: at-least-once, like the agents. The consumer group is `<app id>-ingest`, so workers share
+the input partitions the way the agents share theirs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 
-from streams.eventtime import input_report
+from streams.audit import SNAPSHOT
+from streams.events import Rejected, compact, normalize_safely, parse_payload
+from streams.eventtime import FIRST, input_report
 from streams.kafka import message_bytes, security_options
-from streams.router import Router
 from streams.settings import StreamSettings
+from streams.worker.batching import partition_for
+from streams.worker.outputs import Outputs, Records
 
 log = logging.getLogger("sunset.stream.ingest")
 
@@ -172,3 +177,52 @@ async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics:
         log.exception("ingest failed")
         await app.crash(exc)
         raise
+
+
+class Router:
+    """Input records → the two stage topics. Stateless; the only place raw JSON is parsed."""
+
+    def __init__(self, settings: StreamSettings, by_project: Any, by_actor: Any, outputs: Outputs) -> None:
+        self.partitions = settings.partitions
+        self.by_project, self.by_actor, self.out = by_project, by_actor, outputs
+
+    async def handle(self, messages: Sequence[Any]) -> dict[int, float]:
+        """Route a batch; the newest event time read per input partition (its progress)."""
+        projects: Records = defaultdict(list)
+        actors: Records = defaultdict(list)
+        progress: dict[int, float] = {}
+        parts, valid = self.partitions, 0
+        for message in messages:
+            payload = parse_payload(message.value or b"")
+            if isinstance(payload, Rejected):
+                await self.out.dead_letter(message, payload.reason)
+                continue
+            for index, raw in enumerate(payload):
+                record = normalize_safely(raw)
+                if isinstance(record, Rejected):
+                    await self.out.dead_letter(message, record.reason, element=index if len(payload) > 1 else None)
+                    continue
+                valid += 1
+                p_key, a_key = record["pkey"], record["akey"]
+                if p_key is None and a_key is None:
+                    continue  # no detector reads this event type
+                record = compact(record)
+                record["src"] = [message.partition, message.offset, index]  # what the stages skip when read again
+                if record["event_type"] != SNAPSHOT and record["ts"] > progress.get(message.partition, FIRST):
+                    progress[message.partition] = record["ts"]  # a snapshot's taken_at is not stream time
+                if p_key is not None:
+                    projects[partition_for(p_key, parts)].append(record)
+                if a_key is not None:
+                    actors[partition_for(a_key, parts)].append(record)
+        metrics = self.out.metrics
+        metrics.inc("sunset_stream_messages_total", len(messages), stage="route")
+        metrics.inc("sunset_stream_events_total", valid, stage="route")
+        metrics.inc("sunset_stream_batches_total", stage="route")
+        await self.out.forward(self.by_project, projects)
+        await self.out.forward(self.by_actor, actors)
+        return progress
+
+    async def report(self, record: dict[str, Any]) -> None:
+        """A progress report to every partition of both stage topics."""
+        for topic in (self.by_project, self.by_actor):
+            await self.out.broadcast(topic, range(self.partitions), record)

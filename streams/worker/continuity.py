@@ -1,17 +1,16 @@
 """No stage message skipped: each stage partition's offsets checked against the table's own record.
 
-The source coordinates (`streams.handlers`) make a record read *twice* harmless; they cannot
+The source coordinates (`streams.worker.agents`) make a record read *twice* harmless; they cannot
 bring back one that is never handed over. Faust (0.15) can fail to hand an agent a message of
-its stream and still commit past it: seen here after a SIGKILL and restart, where the restarted
-worker's projects agent got stage offsets 8–15 in one batch and 17– in the next, never 16 (480
-downloads of the busy project, never counted; tests/streams/test_stream_crash.py).
+its stream and still commit past it (after a SIGKILL and restart: offsets 8–15 in one batch, 17–
+in the next, never 16; tests/streams/test_stream_crash.py).
 
-So the stage does not rely on it. Each flush ends with its marker record (`streams.batching`),
+So the stage does not rely on it. Each flush ends with its marker record (`streams.worker.batching`),
 which also says, per stage partition, the offset the stage expects next — written after the
 batch's state changes are stored, so it never runs ahead of them. A batch whose first offset
 (or any offset) jumps past the expected one makes the handler read the skipped messages itself,
 straight from the stage topic, and handle them first, in order; the source coordinates skip
-what was applied already. Redelivered offsets (below the expected one) are handled as before.
+what was applied already. Redelivered offsets (below the expected one) go through as they are.
 """
 
 from __future__ import annotations
@@ -24,9 +23,9 @@ from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from streams.batching import MARKER_PREFIX
 from streams.kafka import message_bytes, security_options
 from streams.settings import StreamSettings
+from streams.worker.batching import MARKER_PREFIX
 
 log = logging.getLogger("sunset.stream.continuity")
 FETCH_WITHIN = 60.0  # seconds to read a gap before giving up on it (logged; never silent)
@@ -89,7 +88,7 @@ class Continuity:
     async def fetch(self, topic: str, partition: int, start: int, stop: int, gap: bool = True) -> list[Any]:
         """Messages [start, stop) of one stage partition, read with a plain consumer (no group):
         a gap the consumer skipped (`gap`, logged), or the messages whose events were held at the
-        last flush (streams.holding)."""
+        last flush (streams.worker.agents)."""
         if gap:
             log.warning("%s[%d]: offsets %d..%d were not handed to the stage; reading them", topic, partition,
                         start, stop - 1)

@@ -1,25 +1,78 @@
-"""What a stream detector is. The detectors themselves are listed in `streams.registry`.
+"""What a stream detector is, and what it raises. The detectors are listed in
+`streams.detectors.registry`.
 
 A detector runs in one stage — `project` (key: project path) or `actor` (key: author id) — and
 owns some keys of that stage's value (`state()` gives them empty; the stage's value is the union
-of its detectors' parts and, in the project stage, the dedup record of `streams.dedup`). The
+of its detectors' parts and, in the project stage, the dedup record of `streams.stages`). The
 stage looks the event type up in a table built from the list and calls `on_event` of each
 detector that reads it, in list order, with the whole value: a detector writes only its own
 keys, and may read the stage's `clock` and the parts of detectors it is built on.
 
-`on_event` returns findings (`streams.findings.Finding` records) and, in the actor stage only,
-plain dicts: records for the project stage (routed by their `pkey`; the job-token accesses).
-It runs once per event: return a shared empty tuple when there is nothing, allocate nothing.
+`on_event` returns findings (`Finding` records) and, in the actor stage only, plain dicts:
+records for the project stage (routed by their `pkey`; the job-token accesses). It runs once per
+event: return a shared empty tuple when there is nothing, allocate nothing.
+
+A finding is a frozen record, turned into its JSON dict only at the output edges (the findings
+topic, the replay document, the text report, the worker's views). Every record has `kind` (a
+class constant), `id` (stable across a finding's updates: the findings topic's key), `policy`
+(the scanner policy id, `policies/<group>/<id>.yaml`, that the finding is the runtime evidence
+of, or None), `as_dict()` (the published JSON; `policy` is not in it), `from_dict()` (its
+inverse, for dicts read back from state or a document) and `describe()` (one line of text).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
 
-from streams.findings import Finding
 from streams.settings import DetectorSettings
+
+
+class Finding(Protocol):
+    kind: ClassVar[str]
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def policy(self) -> str | None: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+    def describe(self) -> str: ...
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Finding: ...
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """The GitLab user a finding is about: `{"id": …, "name": …}` in JSON."""
+
+    id: int | None
+    name: str | None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> User | None:
+        return User(data.get("id"), data.get("name")) if data else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name}
+
+
+def user_dict(user: User | None) -> dict[str, Any] | None:
+    return None if user is None else user.as_dict()
+
+
+def user_text(user: User | None) -> str:
+    return "no user (authentication log)" if user is None else f"{user.name or 'user'} ({user.id})"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
 
 ANY = "*"  # in `reads`: every event the stage receives (the type decides nothing)
 Stage = Literal["project", "actor"]

@@ -1,7 +1,7 @@
 """THE list of stream detectors, and the tables the stages and the validation are built from.
 
-Add a detector: write its module (a `streams.detector.Detector`), add it to `DETECTORS`, and add
-its settings fields, if any, to `streams.settings.DetectorSettings`. Its event types are then
+Add a detector: write its module in `streams/detectors/` (a `streams.detectors.base.Detector`), add
+it to `DETECTORS`, and add its settings fields, if any, to `streams.settings.DetectorSettings`. Its event types are then
 routed, validated and dispatched; its findings reach the topic, the replay, the report and the
 views. Order matters only between detectors of one stage that read the same event type: they
 run in list order.
@@ -12,22 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from streams.correlate import JOB_TOKEN_CORRELATION
-from streams.dedup import new_record
-from streams.detector import ANY, Check, Detector, Handler, Stage, State
-from streams.downloads import TALLIES
-from streams.eventtypes import ACCESS
-from streams.findings import Finding
-from streams.gaps import ALLOWLIST_GAPS
-from streams.massdownload import MASS_DOWNLOAD
+from streams.audit import ACCESS
+from streams.detectors.base import ANY, Check, Detector, Finding, Handler, Stage, State
+from streams.detectors.correlate import JOB_TOKEN_CORRELATION
+from streams.detectors.downloads import TALLIES
+from streams.detectors.gaps import ALLOWLIST_GAPS
+from streams.detectors.massdownload import MASS_DOWNLOAD
 from streams.settings import DetectorSettings
 
 DETECTORS: tuple[Detector, ...] = (TALLIES, ALLOWLIST_GAPS, MASS_DOWNLOAD, JOB_TOKEN_CORRELATION)
 
-# The stages' own keys of a value: the dedup record's, the events held for the watermark (`held`, before
-# streams.holding), the source coordinates applied (`src`) and those pending below them (`pend`).
-STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned", "ordered", "held", "src", "pend"),
-                                            "actor": ("held", "src", "pend")}
+# The stages' own keys of a value: the dedup record's, the source coordinates applied (`src`) and
+# those pending below them (`pend`; streams.worker.agents).
+STAGE_KEYS: dict[Stage, tuple[str, ...]] = {"project": ("seen", "clock", "pruned", "ordered", "src", "pend"),
+                                            "actor": ("src", "pend")}
+
+
+def new_record() -> dict[str, Any]:
+    """The dedup record's keys of an empty project value (`streams.stages.remember`)."""
+    return {"seen": {}, "clock": 0.0}
 
 
 class Route(NamedTuple):
@@ -67,7 +70,7 @@ class Registry:
         self.project_early = frozenset(
             kind for kind in self.project_types
             if not any(ACCESS in d.reads or ANY in d.reads for d in self.project.get(kind, NOWHERE).detectors))
-        # The second item: the dedup record's lane (streams.dedup.remember), "" for no dedup.
+        # The second item: the dedup record's lane (streams.stages.remember), "" for no dedup.
         self.project_calls = {kind: _calls(route, kind in self.project_early) for kind, route in self.project.items()}
         self.project_other = _calls(self.project_default, False)
         self.actor_calls = {kind: _calls(route, False) for kind, route in self.actor.items()}
@@ -95,10 +98,7 @@ class Registry:
         return max((d.horizon(settings) for d in self.actor_detectors), default=0.0)
 
     def idle(self, value: State, cutoff: float) -> bool:
-        """Whether no actor detector's part of `value` records anything at or after `cutoff` (and
-        it holds no event for the watermark)."""
-        if value.get("held"):
-            return False
+        """Whether no actor detector's part of `value` records anything at or after `cutoff`."""
         for active in self._active:  # noqa: SIM110 - it runs for every user at a sweep: no generator
             if active(value, cutoff):
                 return False

@@ -1,9 +1,30 @@
-"""Event time: GitLab's `created_at` to epoch seconds, and the one form sunset prints."""
+"""GitLab's audit events as sunset names them: the event types the detectors read (GitLab's, from
+`ee/config/audit_events/types/*.yml`), sunset's own record types, and event time (`created_at` to
+epoch seconds, and the one form sunset prints). Imports nothing of sunset: every module may use it."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+
+DOWNLOAD = "repository_download_operation"
+PUBLIC_DOWNLOAD = "public_repository_download_operation"
+DOWNLOAD_TYPES = (DOWNLOAD, PUBLIC_DOWNLOAD)
+GIT_OPERATION = "repository_git_operation"
+JOB_TOKEN_AUTH = "user_authenticated_using_job_token"
+ALLOWLIST_TYPES = frozenset({
+    "secure_ci_job_token_project_added", "secure_ci_job_token_project_removed",
+    "secure_ci_job_token_group_added", "secure_ci_job_token_group_removed",
+    "secure_ci_job_token_inbound_enabled", "secure_ci_job_token_inbound_disabled",
+})
+# sunset's own record types, not GitLab's: a row of a project's job-token authentication log,
+# a snapshot of a project's allowlists from the REST API (streams.events), and an access
+# found by streams.detectors.correlate.
+AUTH_LOG = "sunset_job_token_auth_log"
+SNAPSHOT = "sunset_job_token_allowlist_snapshot"
+ACCESS = "sunset_job_token_access"
+OWN_TYPES = frozenset({AUTH_LOG, SNAPSHOT, ACCESS})
+
 
 _fromisoformat = datetime.fromisoformat
 

@@ -15,11 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streams.detector import NONE, Base, Event, Handler, Result, Stage, State
-from streams.eventtypes import DOWNLOAD_TYPES, GIT_OPERATION
-from streams.findings import User, user_text
+from streams.audit import DOWNLOAD_TYPES, GIT_OPERATION, iso
+from streams.detectors.base import NONE, Base, Event, Handler, Result, Stage, State, User, user_text
 from streams.settings import DetectorSettings
-from streams.times import iso
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ must add both. A project seen under both has changed visibility, which is worth 
 
 State: the `downloads`, `first_type` and `visibility` keys of one project's value (project
 stage). Repeated deliveries never reach it: the stage remembers each download's id first
-(`streams.dedup`), in the same value, so counts and ids are written in one changelog record.
+(`streams.stages`), in the same value, so counts and ids are written in one changelog record.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streams.detector import NONE, Base, Event, Handler, Result, Stage, State
-from streams.eventtypes import DOWNLOAD_TYPES
+from streams.audit import DOWNLOAD_TYPES, iso
+from streams.detectors.base import NONE, Base, Event, Handler, Result, Stage, State
 from streams.settings import DetectorSettings
-from streams.times import iso
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from typing import Any
 import faust
 from faust.web import Request, Response, View
 
-from streams.batching import is_marker
+from streams.detectors.registry import REGISTRY, Registry
 from streams.metrics import CONTENT_TYPE, Metrics
-from streams.registry import REGISTRY, Registry
+from streams.worker.batching import is_marker
 
 
 def _values(table: Any) -> list[tuple[str, Any]]:

@@ -27,8 +27,8 @@ _ABSENT = object()  # read (or deleted): not in the table
 async def send_raw(topic: Any, value: bytes | None, key: bytes | None = None, partition: int | None = None) -> Any:
     """Bytes straight to the app's producer; the delivery future.
 
-    Faust's `Topic.send` builds several objects and serializes per message — about 50 µs a
-    message in the profile here, more than the detectors spend on an event.
+    Faust's `Topic.send` builds several objects and serializes per message, which costs more than
+    the detectors spend on an event.
     """
     return await topic.app.producer.send(topic.get_topic_name(), key, value, partition, None, None)
 
@@ -151,8 +151,8 @@ class BatchView(MutableMapping[str, Any]):
                    extra: dict[str, Any] | None = None) -> Any:
         """The single-record batch that ends a flush of `partition` (send it once the writes are
         stored): the number of records written, and, when given, the stage offset the partition
-        expects next (`streams.continuity`) and `extra` (where the events still held are, and how
-        far the watermarks had released: `streams.holding`) — stored only once the state they follow is."""
+        expects next (`streams.worker.continuity`) and `extra` (where the events still held are, and how
+        far the watermarks had released: `streams.worker.agents`) — stored only once the state they follow is."""
         key = orjson.dumps(f"{MARKER_PREFIX}{partition}")
         value: Any = written
         if following is not None:

@@ -5,15 +5,15 @@ Faust's own RocksDB store does not work for sunset as it is (faust-streaming 0.1
 
 * `Store._set` asserts that a Faust event is current and writes the key into the database of
   that event's partition. sunset's agents take batches (`noack_take`, filled by a background
-  task), and `streams.batching.BatchView` writes a batch's keys at its end, from the agent's task,
+  task), and `streams.worker.batching.BatchView` writes a batch's keys at its end, from the agent's task,
   where no event is current: the first write is an AssertionError and the worker crashes.
 * It records how far each changelog partition is applied (`set_persisted_offset`) only for
   records it sent itself (`Table._send_changelog`) or replayed; sunset sends its changelog
-  records straight to the producer (`streams.batching.send_raw`), so a restart would replay
+  records straight to the producer (`streams.worker.batching.send_raw`), so a restart would replay
   everything written since the previous start.
 
 `Store` puts a key in the database of the changelog partition sunset writes it to: the stage
-partition of its key (`streams.batching.partition_for`), or, for sunset's own keys
+partition of its key (`streams.worker.batching.partition_for`), or, for sunset's own keys
 (`__sunset_…/<partition>`: flush markers, progress), the partition their name ends with. `Table`
 records, every `PERSIST_EVERY` seconds while the worker is ready (recovered, no rebalance), each
 active changelog partition's end offset as applied: every record on a changelog partition was
@@ -35,7 +35,7 @@ from faust.types import TP
 from mode import Service
 from yarl import URL
 
-from streams.batching import OWN_PREFIX, partition_for
+from streams.worker.batching import OWN_PREFIX, partition_for
 
 _MISSING = object()
 PERSIST_EVERY = 5.0  # seconds between two records of the applied changelog offsets
@@ -53,11 +53,11 @@ def key_partition(key: bytes, partitions: int) -> int:
 class Store(rocksdb.Store):
     """Faust's RocksDB store, each key in its changelog partition's database (see the module).
 
-    Keys and values are stored as the changelog carries them (orjson, `streams.batching`), so a
+    Keys and values are stored as the changelog carries them (orjson, `streams.worker.batching`), so a
     record recovered from the changelog and one written by the worker are the same bytes. The
     last `CACHED` values read or written are kept decoded: decoding a value at every batch that
-    touches its key (Faust's codec: stdlib json, then a walk looking for Faust records) was a
-    third of the worker's time. A value handed out is the one the cache holds, as with the
+    touches its key (Faust's codec: stdlib json, then a walk looking for Faust records) would cost
+    more than the detectors. A value handed out is the one the cache holds, as with the
     in-memory store; the changelog records that recovery or a standby applies drop the cache.
     """
 
