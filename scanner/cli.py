@@ -172,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print the resolved configuration and where each value came from, and exit")
     scan.add_argument("--show-files", action="store_true",
                       help="print every file the scan reads (as which kind, and why) or skips (and why), and exit")
+    scan.add_argument("--diff-base", metavar="REF", help="compare with the merge base of HEAD and REF (a branch or "
+                      "commit): report what the change adds and fixes, and fail only on what it adds")
     scan.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     scan.add_argument("--write-baseline", metavar="FILE", help="record today's findings as the baseline")
     scan.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")

@@ -240,13 +240,14 @@ def nothing_found(report: Report) -> bool:
 
 
 def exit_code(report: Report, fail_on: str) -> int:
-    """The one table (scanner.core.exits): input errors count as `error`, so `--fail-on never` is 0."""
+    """The one table (scanner.core.exits): input errors count as `error`, so `--fail-on never` is 0.
+    With `--diff-base`, only what the change adds counts."""
     if fail_on == "never":
         return EXIT_OK
-    if report.errors:
+    if report.new_errors():
         return EXIT_FINDINGS
     threshold = SEVERITY_RANK[fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings) else EXIT_OK
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.new_findings()) else EXIT_OK
 
 
 def color_wanted(choice: str, tty: bool, env: Mapping[str, str]) -> bool:
@@ -284,5 +285,12 @@ def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan
     if getattr(args, "gitlab", None) or getattr(args, "group", None):  # an instance scan, through GitLab's API
         from scanner.commands import instance
 
+        if getattr(args, "diff_base", None):
+            raise UsageError("--diff-base compares a checkout; it cannot be used with --gitlab")
         return instance.run(args, p), p
-    return scan(p.paths, p.policies, p.options), p
+    report = scan(p.paths, p.policies, p.options)
+    if getattr(args, "diff_base", None):
+        from scanner.commands import diffbase
+
+        report = diffbase.compare(report, p, args.diff_base)
+    return report, p
