@@ -236,7 +236,7 @@ def test_includes_and_input_errors_are_masked(tree: Path, capsys: pytest.Capture
     assert f"https://oauth2:{MASK}@gitlab.example.com/ci.yml?private_token={MASK}" in targets
     errors = {(e["path"], e["line"]): e["message"] for e in report["errors"]}
     assert errors[("broken4/q.graphql", 1)] == f"invalid GraphQL: Syntax Error: Unexpected Name '{MASK}'."
-    assert ("broken/.gitlab-ci.yml", 3) in errors and ("broken3/tool.py", 2) in errors
+    assert ("broken/.gitlab-ci.yml", 2) in errors and ("broken3/tool.py", 2) in errors
 
 
 # ---------------------------------------------------------------- the redactor itself, any value

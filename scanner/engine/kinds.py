@@ -20,7 +20,7 @@ from scanner.core.tree import Tree
 from scanner.readers.api import detect as api
 from scanner.readers.settings import detect as settings
 from scanner.readers.shell import is_shell_script, parse_script
-from scanner.readers.yamldoc import load_yaml
+from scanner.readers.yamlrepair import read_yaml
 from scanner.rules.evaluate import evaluate_calls, evaluate_ci, evaluate_settings, evaluate_shell, evaluate_text
 from scanner.rules.facets import KIND_NAMES
 from scanner.rules.hits import Hit
@@ -150,14 +150,14 @@ def _k8s_manifest(text: str) -> Tree:
 
 
 KINDS: dict[str, Kind] = {
-    "gitlab-ci": Kind("gitlab-ci", load_yaml, evaluate_ci),
+    "gitlab-ci": Kind("gitlab-ci", read_yaml, evaluate_ci),
     "shell-script": Kind("shell-script", parse_script, evaluate_shell, is_shell_script),
     "python-source": Kind("python-source", _python, _python_calls, api.is_python),
     "graphql": Kind("graphql", _graphql, _graphql_calls, api.is_graphql),
     "js-source": Kind("js-source", _source, _js_calls, api.is_js),
     "terraform": Kind("terraform", _source, _terraform_calls, api.is_terraform),
-    "security-policy": Kind("security-policy", load_yaml, evaluate_settings, settings.is_security_policy),
-    "agent-config": Kind("agent-config", load_yaml, evaluate_settings, settings.is_agent_config),
+    "security-policy": Kind("security-policy", read_yaml, evaluate_settings, settings.is_security_policy),
+    "agent-config": Kind("agent-config", read_yaml, evaluate_settings, settings.is_agent_config),
     "omnibus-config": Kind("omnibus-config", _gitlab_rb, evaluate_settings, settings.is_gitlab_rb),
     "gitlab-yml": Kind("gitlab-yml", _templated_yaml, evaluate_settings, settings.is_gitlab_yml),
     "database-yml": Kind("database-yml", _database_yml, evaluate_settings,
@@ -174,7 +174,7 @@ KINDS: dict[str, Kind] = {
     # Files GitLab does not read, whose content its record names: build tool versions a scanner
     # supports, metric names GitLab exports (Prometheus rule files).
     "java-properties": Kind("java-properties", _env_file, evaluate_settings, settings.is_java_properties),
-    "prometheus-rules": Kind("prometheus-rules", load_yaml, evaluate_settings, settings.is_prometheus_rules),
+    "prometheus-rules": Kind("prometheus-rules", read_yaml, evaluate_settings, settings.is_prometheus_rules),
     "text-file": Kind("text-file", _source, evaluate_text, settings.is_text_file),
     # Last: a `gitlab.rb` is Omnibus settings, any other Ruby file a script that may call the API.
     "ruby-source": Kind("ruby-source", _source, _ruby_calls, api.is_ruby),

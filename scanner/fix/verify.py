@@ -109,6 +109,8 @@ def _parse(doc: Document, text: str) -> list[Any]:
         raise Unverified(f"the result does not parse: {exc.message}{where}") from None
     if len(tree.warnings) > warnings:
         line, message = tree.warnings[-1]
+        if message.startswith("invalid YAML"):  # read past it (scanner.readers.yamlrepair), yet broken
+            raise Unverified(f"the result does not parse: {message.split(' (line')[0]} (line {line})")
         raise Unverified(f"the result has a statement sunset cannot read (line {line}: {message})")
     if index < 0:
         return tree.roots

@@ -16,7 +16,7 @@ from bisect import bisect_left
 from typing import Any
 
 from scanner.core.tree import Span, Tree
-from scanner.readers.yamldoc import load_yaml
+from scanner.readers.yamlrepair import read_yaml
 
 STANDINS = ("\ue001", "\ue002")  # alternated, so two expressions side by side stay two
 _TEMPLATE = re.compile(r"<%.*?%>|\{\{.*?\}\}|\{%.*?%\}", re.S)
@@ -50,11 +50,11 @@ def _neutralize(text: str) -> tuple[str, list[tuple[int, str]]]:
 
 
 def load_templated_yaml(text: str) -> Tree:
-    """`scanner.readers.yamldoc.load_yaml`, tolerating template expressions; positions stay exact."""
+    """`scanner.readers.yamlrepair.read_yaml`, tolerating template expressions; positions stay exact."""
     if not is_templated(text):
-        return load_yaml(text)
+        return read_yaml(text)
     neutral, replaced = _neutralize(text)
-    tree = load_yaml(neutral)
+    tree = read_yaml(neutral)
     _Restorer(tree, text, replaced).run()
     return tree
 
