@@ -18,6 +18,8 @@ from scanner.commands import allowlist, comment, distribute, instance
 from scanner.commands import fix as fix_command
 from scanner.commands.fix import CONFIG_HELP
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from scanner.core.files import printable
+from scanner.core.results import GITLAB_ORIGINS
 from scanner.report.formats import FORMATS
 
 if TYPE_CHECKING:
@@ -28,10 +30,12 @@ FAIL_ON = ("error", "warning", "info", "never")
 
 
 class _Progress:
-    """`scanning… N files` on a terminal's stderr, only once a scan takes more than a moment."""
+    """`scanning… N files` (an instance scan: `N projects`) on a terminal's stderr, only once a scan
+    takes more than a moment; whatever the format and wherever the report goes."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, unit: str = "files") -> None:
         self.stream = stream
+        self.unit = unit
         self.start = time.monotonic()
         self.last = 0.0
         self.shown = False
@@ -41,7 +45,7 @@ class _Progress:
         if now - self.start < 0.5 or now - self.last < 0.1:
             return
         self.last, self.shown = now, True
-        self.stream.write(f"\r\033[Kscanning… {count} files  {path[-60:]}")
+        self.stream.write(f"\r\033[Kscanning… {count} {self.unit}  {printable(path)[-60:]}")
         self.stream.flush()
 
     def done(self) -> None:
@@ -62,8 +66,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     quiet = args.quiet or bool(args.write_baseline)  # a baseline run records the findings, it does not list them
     targets = output.outputs(args.output, args.format, quiet, args.statistics)
     show = sys.stderr.isatty() and not args.quiet and os.environ.get("TERM") != "dumb"
-    show = show and any(t.path == output.STDOUT for t in targets)
-    progress = _Progress(sys.stderr) if show and args.format == "text" else None
+    instance = bool(getattr(args, "gitlab", None) or getattr(args, "group", None))
+    progress = _Progress(sys.stderr, "projects" if instance else "files") if show else None
     report, plan = scan_command.run(args, progress)
     if progress:
         progress.done()
@@ -87,6 +91,8 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     from scanner.commands.scan import load
     from scanner.report import policydocs as docs
 
+    if args.action == "check":
+        return _check_policies([Path(d) for d in args.dirs])
     policies = load([*(args.policies or ()), *(getattr(args, "policies_here", None) or ())])
     if args.action == "list":
         sys.stdout.write(_policy_list(policies, getattr(args, "format", "text")))
@@ -108,6 +114,24 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_policies(dirs: list[Path]) -> int:
+    """`sunset policies check DIR…`: every problem of every policy file, one line each; exit 2 if any."""
+    from scanner.commands.scan import load
+    from scanner.rules.catalog import PolicyLoadError, check_policies
+
+    try:
+        count, problems = check_policies(dirs, load([]))
+    except PolicyLoadError as exc:  # a folder that does not exist, a file that cannot be read
+        raise UsageError(str(exc)) from None
+    for problem in problems:
+        sys.stdout.write(problem + "\n")
+    files = len({p.rsplit(":", 3)[0] for p in problems})
+    said = f"{len(problems)} problem(s) in {files} of {count} policy file(s)" if problems else (
+        f"{count} policy file(s), no problems")
+    sys.stderr.write(f"sunset policies check: {said}\n")
+    return EXIT_USAGE if problems else EXIT_OK
+
+
 def _policy_list(policies: list[Policy], fmt: str) -> str:
     """The catalog: a table with a header, or JSON (id, title, deprecated_in, removed_in, fix tier)."""
     from scanner.report.options import fix_tiers
@@ -117,15 +141,16 @@ def _policy_list(policies: list[Policy], fmt: str) -> str:
         import json
 
         rows = [{"id": p.id, "title": p.data.title, "deprecated_in": p.data.deprecated_in,
-                 "removed_in": p.removal.release, "removal": p.removal.status, "fix_tier": tiers.get(p.id)}
-                for p in policies]
+                 "removed_in": p.removal.release, "removal": p.removal.status, "fix_tier": tiers.get(p.id),
+                 "origin": p.data.origin} for p in policies]
         return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     width = max((len(p.id) for p in policies), default=10)
     lines = [f"{'POLICY':<{width}}  {'REMOVED':>8}  FIX  TITLE"]
     for p in policies:
         fix = "[*]" if tiers.get(p.id) == "safe" else "(*)" if p.id in tiers else ""
         removed = p.removal.release or ("canceled" if p.removal.status == "canceled" else "—")
-        lines.append(f"{p.id:<{width}}  {removed:>8}  {fix:<3}  {p.data.title}")
+        local = f"  [{p.data.origin}]" if p.data.origin not in GITLAB_ORIGINS else ""  # a policy of your own
+        lines.append(f"{p.id:<{width}}  {removed:>8}  {fix:<3}  {p.data.title}{local}")
     return "\n".join(lines) + "\n"
 
 
@@ -203,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     show = actions.add_parser("show", help="a policy's documentation")
     show.add_argument("id")
     gen = actions.add_parser("docs", help="generate docs/policies from the policy data")
+    check = actions.add_parser("check", help="check policy files: every problem of every file, then exit 2 if any",
+                               description="Load every *.yaml policy below each DIR and print every problem of every "
+                               "file as `file:line: field: problem`, and policy ids used twice (also against the "
+                               "built-in policies). Exit 2 if there is any problem, 0 otherwise.")
+    check.add_argument("dirs", nargs="+", metavar="DIR", help="a folder of policy files (searched recursively)")
     for action in (listing, show, gen):  # `policies list --policies DIR` as well as `policies --policies DIR list`
         action.add_argument("--policies", action="append", metavar="DIR", dest="policies_here",
                             help="also load policies from DIR")

@@ -153,8 +153,9 @@ BASE_CI = "include:\n  - template: Terraform.gitlab-ci.yml\n\ndeploy:\n  script:
 def test_a_merge_request_is_compared_with_its_target_branch(
     venv: Path, release: Path, tmp_path: Path, fake: FakeGitLab  # noqa: F811
 ) -> None:
-    """A shallow clone of the merge request's branch, as a runner makes it: the job fetches the target
-    branch, compares with the merge base, fails only on what the merge request adds, and keeps one note."""
+    """A clone of the merge request's branch, as a runner makes it (shallow, that branch only): the job
+    fetches the target branch, compares with the merge base, fails only on what the merge request adds,
+    and keeps one note."""
     origin, work = tmp_path / "origin.git", tmp_path / "work"
     _git(tmp_path, "init", "--bare", str(origin))
     _git(tmp_path, "init", str(work))
@@ -169,7 +170,9 @@ def test_a_merge_request_is_compared_with_its_target_branch(
     _git(work, "commit", "-am", "add a deprecated line")
     _git(work, "push", str(origin), "feature")
     project = tmp_path / "project"
-    _git(tmp_path, "clone", "--quiet", "--depth", "1", "--branch", "feature", origin.as_uri(), str(project))
+    # GitLab's default GIT_DEPTH (20): deep enough for the branch, without the target branch
+    _git(tmp_path, "clone", "--quiet", "--depth", "20", "--branch", "feature", "--single-branch", origin.as_uri(),
+         str(project))
     env = ci_env(fake) | {"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_DIFF_BASE_SHA": base,
                           "CI_SERVER_VERSION_MAJOR": "17"}
 

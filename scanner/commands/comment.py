@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scanner.gitlab.retry import RetryPolicy, Target
+from scanner.gitlab.retry import RetryPolicy, Target, unreachable
 
 EXIT_OK, EXIT_FAIL = 0, 2
 DEFAULT_TOKEN_ENV = "SUNSET_GITLAB_TOKEN"
@@ -122,7 +122,8 @@ def _post(target: Target, token: str, body: str, clean: bool, retry: RetryPolicy
     except gitlab_notes.GitlabError as exc:
         raise CommentError(scrub(gitlab_notes.describe(exc, target), token)) from None
     except requests.RequestException as exc:
-        raise CommentError(scrub(f"cannot reach GitLab at {target.url}: {type(exc).__name__}", token)) from None
+        why = unreachable(exc, gitlab_notes.TIMEOUT) or type(exc).__name__
+        raise CommentError(scrub(f"cannot reach GitLab at {target.url}: {why}", token)) from None
 
 
 def _render(render: Callable[..., str], report: Any, env: Mapping[str, str], path: Path) -> str:

@@ -281,13 +281,15 @@ def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Po
 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
-    p = plan(args, progress)
+    """The scan; `progress` hears of each file (an instance scan: of each project)."""
     if getattr(args, "gitlab", None) or getattr(args, "group", None):  # an instance scan, through GitLab's API
         from scanner.commands import instance
 
         if getattr(args, "diff_base", None):
             raise UsageError("--diff-base compares a checkout; it cannot be used with --gitlab")
-        return instance.run(args, p), p
+        p = plan(args)
+        return instance.run(args, p, progress), p  # type: ignore[arg-type]
+    p = plan(args, progress)
     report = scan(p.paths, p.policies, p.options)
     if getattr(args, "diff_base", None):
         from scanner.commands import diffbase

@@ -61,6 +61,11 @@ class Move:
     note: str
 
 
+# The `origin:` of GitLab's own deprecations; any other origin is a local or organisation's policy
+# (`origin: local`, `origin: acme`), which every format names as such.
+GITLAB_ORIGINS = frozenset({"gitlab", "deprecation-summary"})
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     rule_id: str
@@ -79,6 +84,12 @@ class Finding:
     removal: str = "scheduled"
     first_announced: str | None = None
     history: tuple[Move, ...] = ()
+    origin: str = "gitlab"  # the policy's `origin:`; not in GITLAB_ORIGINS: a local policy
+
+    @property
+    def local(self) -> bool:
+        """A policy of your own (`origin: local`, an organisation's name), not one of GitLab's."""
+        return self.origin not in GITLAB_ORIGINS
 
 
 @dataclass(frozen=True, slots=True)

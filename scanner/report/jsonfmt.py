@@ -37,6 +37,7 @@ def finding_dict(f: Finding, tiers: Mapping[str, str] | None = None) -> dict[str
         "fingerprint": f.fingerprint,
         "symbolic_path": loc.symbolic,
         "snippet": loc.snippet,
+        "origin": f.origin,  # added within version 1: `gitlab`, `deprecation-summary`, or a local policy's
         "fixable": tier is not None,
         "fix_tier": tier,
         # added within version 1: GitLab's record today (`removed_in` above is the effective release)

@@ -76,6 +76,8 @@ def _finding(f: Finding, paint: _Paint, marker: str, note: tuple[str, bool], roo
     if f.replacement:
         out.append(f"{pad}= fix: {visible(f.replacement)}")
     out.append(f"{pad}= docs: {f.docs_url}")
+    if f.local:
+        out.append(f"{pad}= origin: {visible(f.origin)} (a local policy, not one of GitLab's)")
     if sentence and show:
         out.append(f"{pad}= note: {visible(sentence)}")
     return out
