@@ -66,7 +66,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     quiet = args.quiet or bool(args.write_baseline)  # a baseline run records the findings, it does not list them
     targets = output.outputs(args.output, args.format, quiet, args.statistics)
     show = sys.stderr.isatty() and not args.quiet and os.environ.get("TERM") != "dumb"
-    instance = bool(getattr(args, "gitlab", None) or getattr(args, "group", None))
+    instance = bool(getattr(args, "group", None))
     progress = _Progress(sys.stderr, "projects" if instance else "files") if show else None
     report, plan = scan_command.run(args, progress)
     if progress:
@@ -77,7 +77,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         scan_command.write_baseline(Path(args.write_baseline), report)
         if not args.quiet:
             sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
-        report = dataclasses.replace(report, findings=[], baselined=report.baselined + len(report.findings))
+        report = dataclasses.replace(report, findings=[], baselined=report.baselined + len(report.findings), upgrade=())
     problems = output.write(targets, lambda fmt, to_stdout: scan_command.render(report, fmt, args, plan.policies,
                                                                                  to_stdout), sys.stdout.write)
     for problem in problems:
@@ -148,7 +148,7 @@ def _policy_list(policies: list[Policy], fmt: str) -> str:
     lines = [f"{'POLICY':<{width}}  {'REMOVED':>8}  FIX  TITLE"]
     for p in policies:
         fix = "[*]" if tiers.get(p.id) == "safe" else "(*)" if p.id in tiers else ""
-        removed = p.removal.release or ("canceled" if p.removal.status == "canceled" else "—")
+        removed = p.removal.release or (p.removal.status if p.removal.status in ("canceled", "withdrawn") else "—")
         local = f"  [{p.data.origin}]" if p.data.origin not in GITLAB_ORIGINS else ""  # a policy of your own
         lines.append(f"{p.id:<{width}}  {removed:>8}  {fix:<3}  {p.data.title}{local}")
     return "\n".join(lines) + "\n"
@@ -191,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="exit 0 even with findings or input errors (2 still means sunset could not run)")
     scan.add_argument("--target", help="GitLab release you upgrade to: 17, 17.10 or 17.10.2 (the patch is ignored; "
                       "default: the newest release any policy names)")
+    scan.add_argument("--from", dest="current", metavar="X.Y",
+                      help="GitLab release the instance runs today: changes in effect by then are info, and the "
+                      "report shows GitLab's required upgrade stops up to --target and what breaks at each; "
+                      "`--from gitlab` (implied by --gitlab URL without --group) asks the instance")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
     scan.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
     scan.add_argument("--show-settings", action="store_true",

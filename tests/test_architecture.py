@@ -170,7 +170,7 @@ def test_the_graph_sees_the_imports_it_must(name: str) -> None:
     """The checks above are only as good as the graph: a few arrows that must be in it."""
     expected = {
         "scanner.rules.table": {"scanner.rules.template_include", "scanner.rules.any_of", "scanner.rules.spec"},
-        "scanner.engine.kinds": {"scanner.rules.evaluate", "scanner.readers.settings.omnibus"},
+        "scanner.engine.kinds": {"scanner.rules.evaluate", "scanner.readers.settings.parsers"},
         "scanner.cli": {"scanner.commands.scan"},
     }[name]
     assert expected <= GRAPH[name]

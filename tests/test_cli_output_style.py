@@ -20,11 +20,12 @@ from conftest import ROOT
 WORKFLOW = "include:\n  - template: Jobs/Code-Quality.gitlab-ci.yml\n"
 COMMENT = "# " + "the crawler waited this long for an element before moving on; " * 3
 CI = WORKFLOW + f"dast:\n  variables:\n    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}\n  script: [x]\n"
-WF_MESSAGE = ("Template `Jobs/Code-Quality.gitlab-ci.yml` runs CodeClimate-based Code Quality, which stops scanning "
-              "in GitLab 19.0.")
-NOTE = "First announced for 18.0. GitLab 18.0: end of CodeClimate-based scanning postponed to 19.0."
+WF_MESSAGE = ("Template `Jobs/Code-Quality.gitlab-ci.yml` runs CodeClimate-based Code Quality, which GitLab deprecated "
+              "and will stop scanning; import a tool's own report instead.")
+NOTE = ("First announced for 18.0. GitLab 18.0: end of CodeClimate-based scanning postponed to 19.0. GitLab 19.0: "
+        "removal pending: GitLab took it out of its milestone and is reassessing it (Pending changes).")
 DAST_MESSAGE = "`DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT` was removed in GitLab 18.0 and has no effect."
-SUMMARY = ("Scanned 2 files for GitLab 20.0: 3 error(s), 0 warning(s), 0 info; 0 input error(s); 0 suppressed, "
+SUMMARY = ("Scanned 2 files for GitLab 23.0: 1 error(s), 2 warning(s), 0 info; 0 input error(s); 0 suppressed, "
            "0 baselined. 1 fixable with `sunset fix` [*].\n")
 
 
@@ -44,9 +45,9 @@ def repo(tmp_path: Path) -> Path:
 def test_concise_is_one_line_per_finding(repo: Path) -> None:
     done = sunset(repo, "scan", ".", "--format", "concise")
     assert done.stdout == (
-        f".gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE} {NOTE}\n"
+        f".gitlab-ci.yml:2:15: warning[code-quality-codeclimate-templates] {WF_MESSAGE} {NOTE}\n"
         f".gitlab-ci.yml:5:5: error[dast-crawl-element-timeout-variables] [*] {DAST_MESSAGE}\n"
-        f"other.gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE} {NOTE}\n"
+        f"other.gitlab-ci.yml:2:15: warning[code-quality-codeclimate-templates] {WF_MESSAGE} {NOTE}\n"
         + SUMMARY
     )
 
@@ -74,7 +75,7 @@ def test_text_history_once_marker_and_clipped_snippet(repo: Path) -> None:
     shown = snippet[: 120 - 8 - 1] + "…"  # 120 columns (off a terminal, only when COLUMNS asks), gutter 8
     assert f"    5 | {snippet}\n" in sunset(repo, "scan", ".", "--color", "never").stdout  # a pipe: whole lines
     assert text == (
-        f".gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE}\n"
+        f".gitlab-ci.yml:2:15: warning[code-quality-codeclimate-templates] {WF_MESSAGE}\n"
         "    2 |   - template: Jobs/Code-Quality.gitlab-ci.yml\n"
         "      |               " + "^" * 31 + "\n"
         "      = fix: a linter job with artifacts: reports: codequality: gl-code-quality-report.json\n"
@@ -85,9 +86,9 @@ def test_text_history_once_marker_and_clipped_snippet(repo: Path) -> None:
         f"    5 | {shown}\n"
         "      |     " + "^" * 33 + "\n"
         "      = docs: https://docs.gitlab.com/update/deprecations/#dast-dast_crawl_extract_element_timeout-and-"
-        "dast_crawl_search_element_timeout-variables-are-deprecated\n"
+        "dast_crawl_search_element_timeout-variables\n"
         "\n"
-        f"other.gitlab-ci.yml:2:15: error[code-quality-codeclimate-templates] {WF_MESSAGE}\n"
+        f"other.gitlab-ci.yml:2:15: warning[code-quality-codeclimate-templates] {WF_MESSAGE}\n"
         "    2 |   - template: Jobs/Code-Quality.gitlab-ci.yml\n"
         "      |               " + "^" * 31 + "\n"
         "      = fix: a linter job with artifacts: reports: codequality: gl-code-quality-report.json\n"

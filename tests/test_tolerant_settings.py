@@ -59,3 +59,16 @@ def test_runner_config_reads_past_broken_lines(tmp_path: Path, policies: list[Po
     assert errors == [("runner/config.toml", 4, "TOML not read: expected a value"),
                       ("runner/config.toml", 6, "TOML not read: unterminated string")]
     assert found == {("runner-docker-machine-executor", "runner/config.toml", 9, 3)}
+
+
+def test_recognition_reads_past_a_long_header_and_a_byte_order_mark(tmp_path: Path, policies: list[Policy]) -> None:
+    """Issue 27: a gitlab.rb was recognised from its first 8 KB only; a manifest opening with a BOM was skipped."""
+    errors, found = _scan(tmp_path, policies, {
+        "etc/gitlab/gitlab.rb": "# a header of comments\n" * 3000 + "git_data_dirs({'default' => {'path' => '/x'}})\n",
+        "k8s/runner.yaml": "\ufeffapiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n"
+                           "      containers:\n        - name: runner\n"
+                           "          image: gitlab/gitlab-runner:alpine3.12\n",
+    })
+    assert errors == []
+    assert found == {("omnibus-git-data-dirs", "etc/gitlab/gitlab.rb", 3001, 1),
+                     ("runner-alpine-3-12-to-3-14-images", "k8s/runner.yaml", 8, 11)}

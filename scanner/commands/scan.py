@@ -168,6 +168,11 @@ def plan(args: argparse.Namespace, progress: object = None, sources: Sources | N
         raise UsageError(f"--target: {exc}") from None
     fail_on = src.pick("fail_on", args.fail_on, "--fail-on", cfg and cfg.fail_on, lambda: "warning")
     chosen = _select(policies, loaded, args, src)
+    current = current_release(args, cfg.from_ if cfg else None)
+    if current is not None and current >= target:
+        raise UsageError(f"--from {current} is not before the target {target}: nothing to upgrade")
+    src.add("from", str(current) if current else "none", "--from" if getattr(args, "current", None) else
+            src.where("from") if cfg and cfg.from_ else DEFAULT)
     file_baseline = cfg.baseline if cfg and not args.write_baseline else None
     baseline_file = src.pick("baseline", args.baseline, "--baseline", file_baseline, lambda: None,
                              show=lambda v: v or "none")
@@ -176,6 +181,7 @@ def plan(args: argparse.Namespace, progress: object = None, sources: Sources | N
     baseline = read_baseline(Path(baseline_file)) if baseline_file else frozenset()
     options = ScanOptions(
         target=target,
+        current=current,
         max_file_bytes=args.max_file_size,
         progress=progress,  # type: ignore[arg-type]
         severity=src.pick("severity", None, "", dict(cfg.severity) if cfg and cfg.severity else None, dict,
@@ -204,6 +210,20 @@ def _config_origin(args: argparse.Namespace, found: Path | None) -> str:
                 "the scanned folder, or their parents up to the repository root")
     here = config_folders(Path.cwd())
     return "found from the working directory" if found.parent in here else "found from the scanned folder"
+
+
+def current_release(args: argparse.Namespace, configured: str | None) -> Version | None:
+    """The release the instance runs: `--from X.Y`, else `from:` of the configuration file; `--from
+    gitlab` (implied by `--gitlab URL` without `--group`) asks the instance (scanner.gitlab.version)."""
+    given = getattr(args, "current", None) or configured
+    if given == "gitlab" or (not given and getattr(args, "gitlab", None) and not getattr(args, "group", None)):
+        from scanner.gitlab.version import asked
+
+        given = asked(getattr(args, "gitlab", None), os.environ)
+    try:
+        return Version.parse(release(given)) if given else None
+    except ValueError as exc:
+        raise UsageError(f"--from: {exc}") from None
 
 
 def _ci_configs(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[CiConfig, ...]:
@@ -282,17 +302,22 @@ def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Po
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
     """The scan; `progress` hears of each file (an instance scan: of each project)."""
-    if getattr(args, "gitlab", None) or getattr(args, "group", None):  # an instance scan, through GitLab's API
+    if getattr(args, "group", None):  # an instance scan, through GitLab's API
         from scanner.commands import instance
 
         if getattr(args, "diff_base", None):
-            raise UsageError("--diff-base compares a checkout; it cannot be used with --gitlab")
+            raise UsageError("--diff-base compares a checkout; it cannot be used with --group")
         p = plan(args)
-        return instance.run(args, p, progress), p  # type: ignore[arg-type]
-    p = plan(args, progress)
-    report = scan(p.paths, p.policies, p.options)
-    if getattr(args, "diff_base", None):
-        from scanner.commands import diffbase
+        report = instance.run(args, p, progress)  # type: ignore[arg-type]
+    else:
+        p = plan(args, progress)
+        report = scan(p.paths, p.policies, p.options)
+        if getattr(args, "diff_base", None):
+            from scanner.commands import diffbase
 
-        report = diffbase.compare(report, p, args.diff_base)
+            report = diffbase.compare(report, p, args.diff_base)
+    if p.options.current is not None:
+        from scanner.core.upgrade import plan as upgrade_plan
+
+        report.upgrade = upgrade_plan(report.findings, p.options.current, p.options.target)
     return report, p

@@ -149,9 +149,24 @@ class Diff:
         return (e.path, e.message) not in self.existing_errors
 
 
+@dataclass(frozen=True, slots=True)
+class UpgradeStep:
+    """One step of the upgrade from the release the instance runs to the target: a required upgrade
+    stop of GitLab's upgrade path (or the target itself) and the findings whose change takes effect
+    after the step before it and at or before this one."""
+
+    release: str
+    required: bool  # a required stop (`conditional` ones are required of some instances only)
+    conditional: bool
+    note: str
+    findings: tuple[int, ...] = ()  # indexes into the report's findings (a redacted copy keeps them)
+
+
 @dataclass(slots=True)
 class Report:
     target: str
+    current: str | None = None  # the release the instance runs (`--from`); None: not known
+    upgrade: tuple[UpgradeStep, ...] = ()  # with both ends known: the stops and what breaks at each
     findings: list[Finding] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     includes: list[IncludeRecord] = field(default_factory=list)

@@ -1,6 +1,7 @@
 """`.sunset.yml`: a repository's own choices, validated like a policy (unknown keys rejected).
 
     target: "18.0"            # release to upgrade to
+    from: "16.11"             # release the instance runs today: changes in effect by then are info
     fail_on: warning          # error | warning | info | never
     policies:
       select: [terraform-templates]   # only these (default: all)
@@ -53,6 +54,7 @@ class PolicySelection(_Strict):
 
 class Config(_Strict):
     target: str | None = Field(default=None, pattern=r"^(0|[1-9]\d*)(\.(0|[1-9]\d*)(\.\d+)?)?$")  # 17, 17.10, 17.10.2
+    from_: str | None = Field(default=None, alias="from", pattern=r"^(0|[1-9]\d*)(\.(0|[1-9]\d*)(\.\d+)?)?$")
     fail_on: Literal["error", "warning", "info", "never"] | None = None
     policies: PolicySelection = PolicySelection()
     severity: dict[str, Literal["error", "warning", "info"]] = {}
@@ -74,7 +76,7 @@ class Config(_Strict):
         check_kind_names(value.values())
         return value
 
-    @field_validator("target", mode="before")
+    @field_validator("target", "from_", mode="before")
     @classmethod
     def _release_text(cls, value: object) -> object:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
@@ -106,7 +108,7 @@ def load_config(path: Path) -> LoadedConfig:
     if not isinstance(root, dict):
         raise ConfigError(f"{path}:1: the configuration must be a mapping")
     lines = doc.key_lines(0) if doc.roots else {}
-    return _validate(root, path, lines, _raw_value(path, lines, ":"), "target: ")
+    return _validate(root, path, lines, ":")
 
 
 def _load_pyproject(path: Path) -> LoadedConfig:
@@ -132,12 +134,13 @@ def _load_pyproject(path: Path) -> LoadedConfig:
         root[name] = value
     for route, line in positions.items():
         lines.setdefault((route[0].replace("-", "_"), *route[1:]), line)
-    return _validate(root, path, lines, _raw_value(path, lines, "="), "target = ")
+    return _validate(root, path, lines, "=")
 
 
-def _raw_value(path: Path, lines: dict[tuple[str | int, ...], int], sep: str) -> str | None:
-    """The `target` as written on its line (`17.10`), to quote it back when it was read as a number."""
-    line = lines.get(("target",))
+def _raw_value(path: Path, lines: dict[tuple[str | int, ...], int], sep: str, key: str) -> str | None:
+    """A release (`target`, `from`) as written on its line (`17.10`), to quote it back when it was read
+    as a number."""
+    line = lines.get((key,))
     if line is None:
         return None
     try:
@@ -148,15 +151,15 @@ def _raw_value(path: Path, lines: dict[tuple[str | int, ...], int], sep: str) ->
     return value or None
 
 
-def _validate(
-    root: dict[str, Any], path: Path, lines: dict[tuple[str | int, ...], int], raw: str | None, assign: str
-) -> LoadedConfig:
-    if isinstance(root.get("target"), float):  # `17.10` unquoted is the number 17.1: say so, never guess
-        written = raw or str(root["target"])
-        line = lines.get(("target",), 1)
-        read = f" (read as {root['target']})" if written != str(root["target"]) else ""
-        raise ConfigError(f"{path}:{line}: target: {written} is a number{read}, not a release; "
-                          f'write it as a string: {assign}"{written}"')
+def _validate(root: dict[str, Any], path: Path, lines: dict[tuple[str | int, ...], int], sep: str) -> LoadedConfig:
+    for key in ("target", "from"):
+        if isinstance(root.get(key), float):  # `17.10` unquoted is the number 17.1: say so, never guess
+            written = _raw_value(path, lines, sep, key) or str(root[key])
+            line = lines.get((key,), 1)
+            read = f" (read as {root[key]})" if written != str(root[key]) else ""
+            assign = f"{key}: " if sep == ":" else f"{key} = "
+            raise ConfigError(f"{path}:{line}: {key}: {written} is a number{read}, not a release; "
+                              f'write it as a string: {assign}"{written}"')
     try:
         return LoadedConfig(Config.model_validate(root), path, lines)
     except ValidationError as exc:

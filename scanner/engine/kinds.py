@@ -90,9 +90,9 @@ def _ruby_calls(index: PolicyIndex, doc: Document) -> Iterator[Hit]:
 
 # Settings files (scanner.readers.settings; docs/settings.md).
 def _gitlab_rb(text: str) -> Tree:
-    from scanner.readers.settings.omnibus import parse_gitlab_rb
+    from scanner.readers.settings.parsers import parse_omnibus
 
-    return parse_gitlab_rb(text)
+    return parse_omnibus(text)
 
 
 def _templated_yaml(text: str) -> Tree:
@@ -102,9 +102,9 @@ def _templated_yaml(text: str) -> Tree:
 
 
 def _toml(text: str) -> Tree:
-    from scanner.readers.settings.toml import load_toml
+    from scanner.readers.settings.parsers import parse_runner_config
 
-    return load_toml(text)
+    return parse_runner_config(text)
 
 
 def _database_yml(text: str) -> Tree:

@@ -18,6 +18,7 @@ from scanner.rules.policy import Policy
 @dataclass(frozen=True, slots=True)
 class ScanOptions:
     target: Version
+    current: Version | None = None  # the release the instance runs today (`--from`, `--gitlab`)
     max_file_bytes: int = MAX_FILE_BYTES
     progress: Callable[[int, str], None] | None = None
     today: date | None = None  # for suppression expiry; None = today

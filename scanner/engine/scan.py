@@ -79,9 +79,9 @@ class Scan:
     log: FileLog = field(init=False)  # `sunset scan --show-files`
 
     def __post_init__(self) -> None:
-        self.report = Report(target=str(self.options.target))
         o = self.options
-        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
+        self.report = Report(target=str(o.target), current=str(o.current) if o.current else None)
+        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline, o.current)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = gitignore(o.exclude) if o.exclude else None
         self.recognition = Recognition.of(o.kinds)
@@ -205,6 +205,7 @@ class Scan:
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(where, line, message)
         doc = Document(where if isinstance(where, str) else self.shown(path), path, kind.name, text, data)
+        self.report.warnings += [InputError(printable(doc.path), n, printable(m)) for n, m in data.notices]  # no error
         self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
@@ -255,10 +256,9 @@ class Scan:
             return
         unresolved = "$" in entry.target
         notes = ["child pipeline (trigger:include)"] if entry.child else []
-        notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
-        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" and not unresolved else []
-        notes = [n for n in notes if n]
-        note = "; ".join(notes)
+        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" else []  # `$`: not resolved
+        notes += ["path uses CI/CD variables; not resolved"] if unresolved and entry.kind != "template" else []
+        note = "; ".join(n for n in notes if n)
         shown = printable(entry.target)
         if entry.kind != "local" or unresolved:
             self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, shown, False, note))

@@ -62,6 +62,25 @@ def diff_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[st
             "new_errors": len(report.new_errors())}
 
 
+def upgrade_dict(report: Report) -> dict[str, Any]:
+    """Added within contract v1, with `--from`: the release the instance runs, GitLab's required stops
+    between it and the target, and at each step the findings (indexes into `findings`) whose change
+    takes effect there."""
+    from scanner.core.upgrade import past_known_stops
+    from scanner.core.versions import Version
+
+    return {
+        "from": report.current,
+        "target": report.target,
+        "stops_known_until": past_known_stops(Version.parse(report.target)),
+        "steps": [
+            {"release": s.release, "required": s.required, "conditional": s.conditional, "note": s.note,
+             "findings": list(s.findings), "policies": sorted({report.findings[n].rule_id for n in s.findings})}
+            for s in report.upgrade
+        ],
+    }
+
+
 def report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
     data = _report_dict(report, tiers)
     if report.diff is not None:
@@ -79,6 +98,7 @@ def _report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict
         "version": CONTRACT_VERSION,
         "tool": {"name": "sunset", "version": __version__},
         "target": report.target,
+        **({"from": report.current, "upgrade": upgrade_dict(report)} if report.current else {}),
         "findings": [finding_dict(f, tiers) for f in report.findings],
         "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in report.errors],
         # added in contract v1: things that do not fail the run (a suppression that suppresses nothing)

@@ -137,9 +137,9 @@ def _summary(report: Json) -> str:
 
 
 def _group_key(f: Json) -> str | None:
-    """The effective removal release; a canceled removal is a group of its own."""
+    """The effective removal release; a canceled or withdrawn removal is a group of its own."""
     removal = f.get("removal")
-    canceled = isinstance(removal, dict) and removal.get("status") == "canceled"
+    canceled = isinstance(removal, dict) and removal.get("status") in ("canceled", "withdrawn")
     return CANCELED if canceled else f.get("removed_in")
 
 
@@ -148,7 +148,7 @@ CANCELED = "canceled"
 
 def _group_title(removed: str | None, count: int, added: bool = False) -> str:
     if removed == CANCELED:
-        what = "removal canceled by GitLab"
+        what = "removal canceled or withdrawn by GitLab"
     else:
         what = f"removed in GitLab {_prose(removed)}" if removed else "removal not scheduled"
     return f"#### {'Added, ' if added else ''}{what if added else what[0].upper() + what[1:]} ({count})"

@@ -133,5 +133,26 @@ def render(report: Report, options: RenderOptions) -> str:
         lines.append(paint("bold", "Warnings:") if color else "Warnings:")
         lines.extend(f"  {visible(w.path)}:{w.line}: {visible(w.message)}" for w in report.warnings)
         lines.append("")
+    if report.upgrade:
+        lines += [*upgrade_lines(report), ""]
     lines.append(summary(report, tiers))
     return "\n".join(lines) + "\n"
+
+
+def upgrade_lines(report: Report) -> list[str]:
+    """`--from`: GitLab's required stops on the way to the target and what breaks at each."""
+    from scanner.core.upgrade import past_known_stops
+    from scanner.core.versions import Version
+
+    lines = [f"Upgrade from GitLab {report.current} to {report.target}, stop by stop:"]
+    for step in report.upgrade:
+        kind = "target" if not step.required and not step.conditional else (
+            "conditional stop" if step.conditional else "required stop")
+        ids = sorted({report.findings[i].rule_id for i in step.findings})
+        n = len(step.findings)
+        what = (f"{n} finding{'s take' if n != 1 else ' takes'} effect: {', '.join(ids)}" if ids
+                else "nothing found here takes effect")
+        lines.append(f"  {step.release:>6}  {kind}: {what}")
+    if last := past_known_stops(Version.parse(report.target)):
+        lines.append(f"  GitLab lists required stops up to {last}; the stops after it are not known yet.")
+    return lines

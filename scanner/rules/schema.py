@@ -34,7 +34,7 @@ class HistoryEntry(Strict):
     """One thing GitLab's own record did to the milestone after it was first announced."""
 
     release: Release
-    event: Literal["announced", "deprecated", "moved", "postponed", "canceled", "removed"]
+    event: Literal["announced", "deprecated", "moved", "postponed", "canceled", "withdrawn", "removed"]
     removed_in: Release | None = None
     note: str
     reference: str = Field(pattern=r"^https://")
