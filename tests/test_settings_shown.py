@@ -107,6 +107,7 @@ def test_show_settings_says_where_each_value_came_from(
         ("select", "ci, runner", "--select"),
         ("ignore", "graphql", "pyproject.toml:9"),
         ("selected", f"{chosen} of {total} policies", "select less ignore"),
+        ("from", "none", "default"),
         ("baseline", "none", "default"),
         ("severity", "none", "default"),
         ("exclude", "docs/", "pyproject.toml:6"),
