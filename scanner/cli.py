@@ -154,6 +154,13 @@ def _policy_list(policies: list[Policy], fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cmd_completion(args: argparse.Namespace) -> int:
+    from scanner.commands.completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
+    return EXIT_OK
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -243,6 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", default="docs/policies")
     gen.add_argument("--check", action="store_true", help="exit 1 if the docs are stale, write nothing")
     pol.set_defaults(func=_cmd_policies)
+    done = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
+                          description="Print a completion script for your shell, generated from sunset's own "
+                          "options. bash: `source <(sunset completion bash)` in ~/.bashrc; zsh: `source "
+                          "<(sunset completion zsh)` in ~/.zshrc; fish: `sunset completion fish > "
+                          "~/.config/fish/completions/sunset.fish`.")
+    done.add_argument("shell", choices=("bash", "zsh", "fish"))
+    done.set_defaults(func=_cmd_completion)
     comment.configure(sub)  # argparse only; python-gitlab loads when `sunset comment` runs
     fix_command.configure(sub)  # argparse only; scanner.fix loads when `sunset fix` runs
     allowlist.configure(sub)  # argparse only; python-gitlab loads when `sunset allowlist` runs
