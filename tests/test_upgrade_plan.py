@@ -165,3 +165,12 @@ def test_release_of_refuses_anything_else_with_its_own_error(text: str) -> None:
     except VersionError:
         return
     assert Version.parse(result) is not None
+
+
+def test_the_plan_in_html(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["scan", str(FIXTURE), "--target", "18.0", "--from", "17.5", "--format", "html"])
+    html = capsys.readouterr().out
+    assert "<h2>Upgrade from GitLab 17.5, stop by stop</h2>" in html
+    assert ("<tr><td>17.11</td><td>required stop</td><td>0</td><td></td></tr>"
+            "<tr><td>18.0</td><td>target</td><td>2</td><td>api-discovery-branch-pipelines, terraform-templates</td>"
+            "</tr></table>") in html

@@ -35,7 +35,7 @@ from scanner.core.tree import ParseError
 from scanner.engine import select as selectors
 from scanner.engine.discovery import toml_key_lines
 from scanner.readers.yamldoc import load_yaml
-from scanner.rules.facets import check_kind_names
+from scanner.rules.documents import check_kind_names
 from scanner.rules.policy import Policy
 
 

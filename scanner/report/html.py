@@ -234,12 +234,26 @@ def _errors(report: Report) -> str:
     return f'<h2>Input errors</h2><table id="errors"><tr><th>file</th><th>line</th><th>problem</th></tr>{rows}</table>'
 
 
+def _upgrade(report: Report) -> str:
+    """`--from`: GitLab's required stops on the way to the target and what takes effect at each."""
+    if not report.upgrade:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(s.release)}</td>"
+        f"<td>{'conditional stop' if s.conditional else 'required stop' if s.required else 'target'}</td>"
+        f"<td>{len(s.findings)}</td>"
+        f"<td>{escape(', '.join(sorted({report.findings[i].rule_id for i in s.findings})))}</td></tr>"
+        for s in report.upgrade)
+    return (f"<h2>Upgrade from GitLab {escape(report.current or '')}, stop by stop</h2><table id=\"upgrade\">"
+            f"<tr><th>release</th><th>step</th><th>findings</th><th>policies</th></tr>{rows}</table>")
+
+
 def render(report: Report, options: RenderOptions) -> str:
     target = Version.parse(report.target)
     noun = "project" if report.projects else "file"
     rows = units(report)
     tiers = fix_tiers(options.policies)
-    sections = [_summary(report, rows, target, noun),
+    sections = [_summary(report, rows, target, noun), _upgrade(report),
                 LEGEND.format(error=_sev("error"), warning=_sev("warning"), info=_sev("info"), noun=noun,
                               target=target),
                 _releases(report, rows, noun), _policies(report, rows, noun, tiers), _blast(report),
