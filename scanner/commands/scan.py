@@ -6,7 +6,6 @@ Flags win over the configuration file; the configuration file wins over defaults
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -15,14 +14,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scanner.commands.baseline import read_baseline
 from scanner.commands.settings import DEFAULT, Sources, listed, shown_path
+from scanner.commands.stdin import stdin_file
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from scanner.core.files import MAX_FILE_BYTES, ReadProblem, decode_text, display_base, scan_base
+from scanner.core.files import MAX_FILE_BYTES, display_base, named_repo_root, scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine import select as selectors
 from scanner.engine.discovery import CONFIG_NAME, config_folders, find_config
-from scanner.engine.scan import CiConfig, Plan, ScanOptions, StdinFile, scan
+from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
@@ -31,7 +32,6 @@ from scanner.rules.policy import Policy
 if TYPE_CHECKING:
     from scanner.engine.config import LoadedConfig
 
-BASELINE_VERSION = 1
 
 
 def policy_dirs(extra: list[str] | None) -> list[Path]:
@@ -61,22 +61,6 @@ def default_target(policies: list[Policy]) -> str:
     return str(max(releases)) if releases else "19.0"
 
 
-def read_baseline(path: Path) -> frozenset[str]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return frozenset(str(item["fingerprint"]) for item in data["findings"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not a sunset baseline file ({exc})") from None
-
-
-def write_baseline(path: Path, report: Report) -> None:
-    items = sorted(
-        ({"fingerprint": f.fingerprint, "rule_id": f.rule_id, "path": f.location.path} for f in report.findings),
-        key=lambda i: (i["path"], i["rule_id"], i["fingerprint"]),
-    )
-    path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": items}, indent=2) + "\n", encoding="utf-8")
-
-
 def _read_config(path: Path, policies: list[Policy]) -> LoadedConfig:
     from scanner.engine.config import ConfigError, check_policy_ids, load_config  # only when there is one
 
@@ -93,6 +77,8 @@ def _selectors(values: list[str] | None, flag: str, policies: list[Policy]) -> l
     if values is None:
         return None
     given = [i.strip() for v in values for i in v.split(",") if i.strip()]
+    if not given and flag == "--select":
+        raise UsageError(f"{flag}: no policy given (an empty value would run no policy)")
     for selector in selectors.unknown(given, policies):
         raise UsageError(f"{flag}: {selectors.problem(selector, policies)}")
     return given
@@ -129,21 +115,6 @@ def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None, src: Source
     return (*base, *extra)
 
 
-def stdin_file(args: argparse.Namespace) -> StdinFile | None:
-    """`sunset scan -`: standard input read once, as bytes (decoded as files are: `scanner.core.files`)."""
-    name = getattr(args, "stdin_filename", None)
-    if args.paths.count("-") > 1:
-        raise UsageError("`-` (standard input) can be given once")
-    if "-" not in args.paths:
-        if name is not None:
-            raise UsageError("--stdin-filename names standard input: give `-` among the paths")
-        return None
-    raw = sys.stdin.buffer.read(args.max_file_size + 1)
-    if len(raw) > args.max_file_size:
-        return StdinFile(ReadProblem(f"standard input is over the {args.max_file_size}-byte limit; not scanned"), name)
-    return StdinFile(decode_text(raw), name)
-
-
 def plan(args: argparse.Namespace, progress: object = None, sources: Sources | None = None) -> Plan:
     """The scan the flags and the configuration file ask for; `sources` records where each value came
     from (`sunset scan --show-settings`)."""
@@ -176,9 +147,13 @@ def plan(args: argparse.Namespace, progress: object = None, sources: Sources | N
     file_baseline = cfg.baseline if cfg and not args.write_baseline else None
     baseline_file = src.pick("baseline", args.baseline, "--baseline", file_baseline, lambda: None,
                              show=lambda v: v or "none")
-    if baseline_file and loaded and args.baseline is None:  # the file's own paths are from its folder
-        baseline_file = str(loaded.path.parent / baseline_file)
-    baseline = read_baseline(Path(baseline_file)) if baseline_file else frozenset()
+    if args.baseline:
+        baseline = read_baseline(Path(args.baseline))
+    elif baseline_file and loaded is not None:  # the file's own paths are from its folder, inside its repository
+        baseline = read_baseline(loaded.path.parent / baseline_file,
+                                 named_repo_root(loaded.path, loaded.path.parent, False))
+    else:
+        baseline = frozenset()
     options = ScanOptions(
         target=target,
         current=current,

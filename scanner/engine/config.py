@@ -123,6 +123,9 @@ def _load_pyproject(path: Path) -> LoadedConfig:
         at = re.search(r"\(at line (\d+), column \d+\)", str(exc))  # tomllib has no `lineno` before 3.14
         raise ConfigError(f"{path}:{getattr(exc, 'lineno', None) or (at and at.group(1)) or 1}: invalid TOML: "
                           f"{exc}") from None
+    except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of thousands of digits
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+        raise ConfigError(f"{path}:1: cannot read: {reason}") from None
     table = data.get("tool", {}).get("sunset") if isinstance(data.get("tool"), dict) else None
     if not isinstance(table, dict):
         raise ConfigError(f"{path}:1: tool.sunset must be a table")
