@@ -231,3 +231,15 @@ def test_a_base_report_marks_new_existing_and_fixed_by_fingerprint(head: list[st
     assert [f["fingerprint"] for f in data["diff"]["fixed"]] == [p for p in base if p not in head]
     assert (data["diff"]["new"], data["diff"]["existing"]) == (len(set(head) - set(base)), len(set(head) & set(base)))
     assert [e["change"] for e in data["errors"]] == ["existing" if p in base[:2] else "new" for p in head[:2]]
+
+
+def test_a_commit_id_as_the_base_is_shown_not_masked(
+    repo: Path, capsys: pytest.CaptureFixture[str], fake: FakeGitLab  # noqa: F811
+) -> None:
+    """CI gives the merge base as `$CI_MERGE_REQUEST_DIFF_BASE_SHA`: 40 hex digits, which look like a token
+    to the redactor every report passes through; a commit id is public and stays."""
+    base = git(repo, "rev-parse", "main")
+    commit(repo, ADDED, "add a deprecated line")
+    assert main(["scan", ".", "--diff-base", base, "--target", "18.0", "-q", "-o", "json=sunset.json"]) == 1
+    assert post("sunset.json", ci_env(fake)) == 0
+    assert f"Compared with `{base}` at `{base[:12]}` (the merge base): **1 new**" in note_of(fake)["body"]

@@ -140,11 +140,12 @@ def _render(render: Callable[..., str], report: Any, env: Mapping[str, str], pat
         raise CommentError(f"{path}: a finding or error does not follow the JSON contract ({exc!r})") from None
 
 
-def _commit(report: dict[str, Any]) -> str:
-    """The merge base a `--diff-base` report names, when it is a git commit id (40 hex digits)."""
+def _commits(report: dict[str, Any]) -> dict[str, str]:
+    """The `diff.base` and `diff.commit` of a `--diff-base` report that are git commit ids (40 hex digits)."""
     diff = report.get("diff")
-    commit = diff.get("commit") if isinstance(diff, dict) else None
-    return commit if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit) else ""
+    if not isinstance(diff, dict):
+        return {}
+    return {k: v for k in ("base", "commit") if isinstance(v := diff.get(k), str) and re.fullmatch(r"[0-9a-f]{40}", v)}
 
 
 def artifact_url(env: Mapping[str, str], path: str) -> str | None:
@@ -183,13 +184,12 @@ def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping
     env = os.environ if env is None else env
     try:
         report = read_report(Path(args.report))
-        commit = _commit(report)
+        commits = _commits(report)
         try:
             report = redact_data(report)  # a report from elsewhere may hold secrets
         except RecursionError:
             raise CommentError(f"{args.report}: not a sunset JSON report (nested too deeply)") from None
-        if commit:  # a commit id looks like a token to the redactor; it names the merge base, a public fact
-            report["diff"]["commit"] = commit
+        report.get("diff", {}).update(commits)  # commit ids look like tokens to the redactor; they are public
         if getattr(args, "base_report", None):
             name = env.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME") or f"the report {args.base_report}"
             report = against(report, read_report(Path(args.base_report)), name)
