@@ -78,7 +78,7 @@ def _selectors(values: list[str] | None, flag: str, policies: list[Policy]) -> l
         return None
     given = [i.strip() for v in values for i in v.split(",") if i.strip()]
     if not given and flag == "--select":
-        raise UsageError(f"{flag}: no policy given (an empty value would run no policy)")
+        raise UsageError(f"{flag}: no policy id given (an empty value would run no policy)")
     for selector in selectors.unknown(given, policies):
         raise UsageError(f"{flag}: {selectors.problem(selector, policies)}")
     return given
