@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scanner.commands.scan import NOTHING_FOUND
-from scanner.engine.kinds import KINDS
+from scanner.rules.documents import KINDS
 
 MAIN = "include:\n  - local: ci/runners.yml\n"
 RUNNERS = (

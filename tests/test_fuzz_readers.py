@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scanner.core.tree import ParseError, Tree
-from scanner.engine.kinds import KINDS
+from scanner.rules.documents import KINDS
 from tests.conftest import run_scan, where
 
 FAST = settings(derandomize=True, deadline=None, max_examples=200,

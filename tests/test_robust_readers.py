@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from scanner.core.tree import ParseError
-from scanner.engine.kinds import KINDS
+from scanner.rules.documents import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 YAML_KINDS = ["gitlab-ci", "gitlab-yml", "database-yml", "registry-config", "helm-values", "compose", "k8s-manifest"]
@@ -21,7 +21,7 @@ YAML_KINDS = ["gitlab-ci", "gitlab-yml", "database-yml", "registry-config", "hel
 def _parse_in_child(kind: str, text_expr: str) -> subprocess.CompletedProcess[str]:
     """Parse in a child interpreter: a C parser's stack overflow kills the process (SIGSEGV)."""
     code = (
-        "from scanner.engine.kinds import KINDS\n"
+        "from scanner.rules.documents import KINDS\n"
         "from scanner.core.tree import ParseError\n"
         f"text = {text_expr}\n"
         "try:\n"

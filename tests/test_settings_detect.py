@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine.kinds import claiming_kind
+from scanner.rules.documents import claiming_kind
 
 CASES = [
     ("etc/gitlab/gitlab.rb", "external_url 'https://gitlab.example.com'\n", "omnibus-config"),

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scanner.core.files import ReadProblem, read_settings_text
 from scanner.core.tree import ParseError
 from scanner.readers.yamldoc import load_yaml
-from scanner.rules.facets import check_kind_names
+from scanner.rules.documents import check_kind_names
 
 
 class ConfigError(Exception):

@@ -1,4 +1,5 @@
-"""The scan: discover pipeline roots, follow their includes, evaluate policies, build the report.
+"""The scan: what it is asked to do (`ScanOptions`, the command's `Plan`), then discover pipeline
+roots, follow their includes, evaluate policies, build the report.
 
 Each file is read, parsed and evaluated once per scan (keyed by its real path), however many pipelines include it.
 Include problems (missing files, cycles, escapes, nesting over GitLab's limits) are errors on the including line.
@@ -18,6 +19,7 @@ from typing import Any
 from scanner.core.document import Document
 from scanner.core.files import (
     CI_NAMES,
+    MAX_FILE_BYTES,
     MISSING,
     ReadProblem,
     Skipped,
@@ -34,18 +36,68 @@ from scanner.core.files import (
 )
 from scanner.core.results import Finding, IncludeRecord, InputError, Report, internal_error
 from scanner.core.tree import ParseError, Tree
+from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
 from scanner.engine.globs import gitignore, glob_files
-from scanner.engine.kinds import KINDS, Kind
-from scanner.engine.options import CiConfig, Plan, ScanOptions, StdinFile
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
 from scanner.rules import ci_templates
+from scanner.rules.documents import KINDS, DocumentKind
+from scanner.rules.evaluate import PolicyIndex, evaluate
 from scanner.rules.hits import Hit
-from scanner.rules.index import PolicyIndex
 from scanner.rules.policy import Policy
 
-__all__ = ["CiConfig", "Plan", "Scan", "ScanOptions", "StdinFile", "scan"]
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    target: Version
+    current: Version | None = None  # the release the instance runs today (`--from`, `--gitlab`)
+    max_file_bytes: int = MAX_FILE_BYTES
+    progress: Callable[[int, str], None] | None = None
+    today: date | None = None  # for suppression expiry; None = today
+    severity: dict[str, str] = field(default_factory=dict)
+    baseline: frozenset[str] = frozenset()
+    exclude: tuple[str, ...] = ()  # gitignore patterns (pathspec), from `exclude_base`
+    exclude_base: Path | None = None  # the configuration file's folder; None: the scan base
+    kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
+    display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
+    ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
+    stdin: StdinFile | None = None  # `sunset scan -`
+
+
+@dataclass(frozen=True, slots=True)
+class StdinFile:
+    """`sunset scan -`: the text read from standard input (or why it could not be read) and the name
+    it is scanned as (`--stdin-filename`: its kind, its place for local includes and the path shown).
+    Without a name it is a pipeline file (`.gitlab-ci.yml` in the working directory) shown as `-`."""
+
+    text: str | ReadProblem
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CiConfig:
+    """A custom CI/CD configuration file as the user named it: a path (made absolute from where it was
+    given), `path@group/project` or a URL; `source` and `line` say where it was named."""
+
+    value: str
+    source: str  # `--ci-config`, or the configuration file's absolute path
+    line: int = 0
+    given: str = ""  # as the user wrote it, for messages
+
+    def where(self, base: Path) -> str:
+        return relative(Path(self.source), base) if os.path.isabs(self.source) else self.source
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One scan as the user asked for it: flags and `.sunset.yml` resolved (`scanner.commands.scan`)."""
+
+    paths: list[Path]
+    policies: list[Policy]
+    options: ScanOptions
+    fail_on: str
+
 
 # GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
 MAX_INCLUDES = 150
@@ -122,7 +174,7 @@ class Scan:
             return False
         return bool(self.excluded.match_file(relative(path, self.options.exclude_base or self.base)))
 
-    def dispatch(self, path: Path, top: Path, explicit: bool, kind: Kind | None = None) -> None:
+    def dispatch(self, path: Path, top: Path, explicit: bool, kind: DocumentKind | None = None) -> None:
         """A pipeline root starts a pipeline; a file another kind claims is checked on its own. A file
         named on the command line (`top`: its repository root) that fits no kind is reported."""
         rel = relative(path, self.base)
@@ -159,7 +211,7 @@ class Scan:
             missing = config.given or value
             self.error(source, config.line or None, f"CI/CD configuration file `{missing}` does not exist")
 
-    def load(self, path: Path, real: Path, pipeline: _Pipeline, kind: Kind = KINDS["gitlab-ci"]) -> Document | None:
+    def load(self, path: Path, real: Path, pipeline: _Pipeline, kind: DocumentKind = PIPELINE) -> Document | None:
         """Read, parse and check a file the first time it is reached; None if unreadable or seen before."""
         if real in self.seen:
             return None
@@ -172,7 +224,9 @@ class Scan:
             return None
         return self.check(path, text, kind)
 
-    def check(self, path: Path, text: str, kind: Kind, shown: str = "", data: Tree | None = None) -> Document | None:
+    def check(
+        self, path: Path, text: str, kind: DocumentKind, shown: str = "", data: Tree | None = None
+    ) -> Document | None:
         """Check a file's text (parsed unless `data` is given); `shown` names files not on disk (scanner.instance).
         A bug on one file never stops the scan: it is an input error on that file."""
         where: Path | str = shown or path
@@ -187,17 +241,16 @@ class Scan:
             self.error(where, None, internal_error(exc))
         return None
 
-    def _check(self, path: Path, text: str, kind: Kind, where: Path | str, data: Tree | None) -> Document:
+    def _check(self, path: Path, text: str, kind: DocumentKind, where: Path | str, data: Tree | None) -> Document:
         data = kind.parse(text) if data is None else data
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(where, line, message)
         doc = Document(where if isinstance(where, str) else self.shown(path), path, kind.name, text, data)
         self.report.warnings += [InputError(printable(doc.path), n, printable(m)) for n, m in data.notices]  # no error
-        self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
+        self.recorder.record(doc, evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
-            self.recorder.record(inner_doc, KINDS[inner_kind].evaluate(self.indexes[inner_kind], inner_doc),
-                                 suppressions_checked=True)
+            self.recorder.record(inner_doc, evaluate(self.indexes[inner_kind], inner_doc), suppressions_checked=True)
         return doc
 
     def stdin(self, given: StdinFile) -> None:

@@ -28,8 +28,8 @@ from ruamel.yaml.error import YAMLError
 
 from scanner.core.document import Document
 from scanner.core.tree import ParseError, Tagged, unwrap
-from scanner.engine.kinds import KINDS
 from scanner.fix.plan import Expect
+from scanner.rules.documents import KINDS
 
 YAML_KINDS = frozenset(
     {"gitlab-ci", "gitlab-yml", "database-yml", "registry-config", "helm-values", "compose", "k8s-manifest"}

@@ -38,7 +38,7 @@ def _load_one(path: Path, data: bytes) -> Policy:
     from pydantic import ValidationError
 
     from scanner.readers.yamldoc import YamlError, load_yaml
-    from scanner.rules.facets import derived_kinds
+    from scanner.rules.documents import derived_kinds
     from scanner.rules.schema import PolicyModel
     from scanner.rules.table import build_matcher, facets_of
 

@@ -14,13 +14,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from scanner.core.document import Document
 from scanner.rules import spec
 from scanner.rules.hits import Hit
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    regex: str  # searched in the file's text; each match is a finding at its span
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,16 +35,16 @@ class TextMatcher(spec.Matcher):
     condition: str = ""
 
 
-def compile(s: schema.TextSpec, build: spec.Build) -> TextMatcher:
+def compile(s: Spec, build: spec.Build) -> TextMatcher:
     regex = spec.compile_regex(s.regex)
     if regex.search(""):
         raise ValueError(f"regex: {s.regex!r} matches the empty text")
     return TextMatcher(regex, s.condition or "")
 
 
-def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> Iterator[Hit]:
+def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], facets: Facets) -> Iterator[Hit]:
     """Each distinct regular expression runs once over the text, for every policy that shares it."""
-    text = doc.text
+    text = facets.doc.text
     by_regex: dict[spec.Regex, list[tuple[Policy, TextMatcher]]] = {}
     for policy, m in entries:
         by_regex.setdefault(m.regex, []).append((policy, m))
@@ -61,3 +66,6 @@ def _position(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of a character offset."""
     line_start = text.rfind("\n", 0, offset) + 1
     return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+KIND = MatcherKind(Spec, TextMatcher, compile, {"text": evaluate})
