@@ -42,11 +42,12 @@ def test_unwritable_output_is_one_line_and_exit_2_and_the_others_are_written(rep
     good = repo.parent / "r.json"
     done = sunset("scan", ".", "-o", "sarif=/missing/dir/x.sarif", "-o", f"json={good}", "--quiet", cwd=repo)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == "sunset: cannot write sarif report to /missing/dir/x.sarif: No such file or directory\n"
+    missing = "the folder /missing/dir does not exist"
+    assert done.stderr == f"sunset: cannot write sarif report to /missing/dir/x.sarif: {missing}\n"
     assert '"rule_id": "terraform-templates"' in good.read_text(encoding="utf-8")
     plain = sunset("scan", ".", "-o", "/missing/dir/x.json", cwd=repo)
     assert (plain.returncode, plain.stdout) == (2, "")
-    assert plain.stderr == "sunset: cannot write text report to /missing/dir/x.json: No such file or directory\n"
+    assert plain.stderr == f"sunset: cannot write text report to /missing/dir/x.json: {missing}\n"
 
 
 def test_output_usage_errors(repo: Path) -> None:

@@ -42,10 +42,33 @@ def parse_database_yml(text: str) -> Tree:
 
 def parse_helm_values(text: str) -> Tree:
     tree = load_templated_yaml(text)
+    _runner_config(tree, text.splitlines())
+    return tree
+
+
+def _runner_config(tree: Tree, source: list[str]) -> None:
+    """The runner chart's `runners.config`, read as TOML in place."""
     for root in tree.roots:
         runners = root.get("runners") if isinstance(root, dict) else None
         if isinstance(runners, dict) and isinstance(runners.get("config"), str):
-            _embed_toml(tree, runners, "config", text.splitlines())
+            _embed_toml(tree, runners, "config", source)
+
+
+def parse_terraform(text: str) -> Tree:
+    """A Terraform file as text (its API calls are the API readers'), with the values of each
+    `helm_release` of a GitLab chart as an embedded Helm values document (`helmrelease`)."""
+    from scanner.readers.api.model import text_tree
+    from scanner.readers.settings.helmrelease import releases
+
+    tree = text_tree(text)
+    if "helm_release" not in text:
+        return tree
+    found, problems = releases(text)
+    tree.warnings.extend(problems)
+    source = text.splitlines()
+    for values in found:
+        _runner_config(values, source)
+        tree.embedded.append(("helm-values", values))
     return tree
 
 
