@@ -39,8 +39,9 @@ def register(sub: Any) -> None:
 
     replay = actions.add_parser("replay", help="run the detectors offline over a JSONL file")
     replay.add_argument("file", help="one audit event, or a JSON array of them, per line (`-`: standard input)")
-    replay.add_argument("--format", choices=("json", "text"), default="json",
-                        help="json: the document (the contract); text: a summary to read")
+    replay.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (the default, as for `sunset scan`): a summary to read; json: the document, "
+                             "the contract for scripts")
     replay.add_argument("--allowlist-snapshot", metavar="FILE", help="job-token allowlists from the REST API")
     replay.add_argument("--output", "-o", help="write the document to FILE instead of stdout")
     _detector_options(replay)

@@ -17,15 +17,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 
 from streams.audit import SNAPSHOT
-from streams.events import Rejected, compact, normalize_safely, parse_payload
-from streams.eventtime import FIRST, input_report
+from streams.events import compact, read
+from streams.eventtime import FIRST, as_of, input_report
 from streams.kafka import message_bytes, security_options
 from streams.settings import StreamSettings
 from streams.worker.batching import partition_for
@@ -59,10 +59,11 @@ class Ingest:
     def __init__(self, settings: StreamSettings, router: Router, producer: Any) -> None:
         self.settings, self.router, self.producer = settings, router, producer
         self.consumer: AIOKafkaConsumer | None = None
-        # The input's progress (streams.eventtime): per input partition, the newest event time
-        # read and when a record last came; what the stages were last told; when idleness was checked.
-        self.at: dict[int, float] = {}
+        # The input's progress (streams.eventtime) is the router's `newest`; here, per input
+        # partition, when a record last came; what the stages were last told; when idleness was
+        # checked; the partitions assigned at the last batch.
         self.last_data: dict[int, float] = {}
+        self.assigned: set[int] = set()
         self.told: tuple[int, dict[int, float], set[int]] | None = None
         self.checked = float("-inf")
 
@@ -87,6 +88,7 @@ class Ingest:
         size, within = self.settings.batch_size, self.settings.batch_within
         batches: dict[TopicPartition, list[Any]] = await self.consumer.getmany(timeout_ms=int(within * 1000),
                                                                              max_records=size)
+        self._reassigned()
         count = sum(map(len, batches.values()))
         deadline = asyncio.get_running_loop().time() + within
         while batches and count < size:
@@ -101,15 +103,21 @@ class Ingest:
                 count += len(records)
         return batches
 
+    def _reassigned(self) -> None:
+        """A partition that comes (back) is read from its last commit: its progress is learnt again."""
+        assert self.consumer is not None
+        topic = self.settings.input_topic
+        assigned = {tp.partition for tp in self.consumer.assignment() if tp.topic == topic}
+        if assigned != self.assigned:
+            self.router.forget(assigned ^ self.assigned)
+            self.assigned = assigned
+
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]
-        progress = await self.router.handle(messages)
+        await self.router.handle(messages)
         now = asyncio.get_running_loop().time()
         for tp in batches:
             self.last_data[tp.partition] = now
-        for partition, ts in progress.items():
-            if ts > self.at.get(partition, ts - 1):
-                self.at[partition] = ts
         await self.report()  # after the batch's records, on the same stage partitions
         await self.router.out.delivered()  # forwards and dead letters are on the broker before we commit
         offsets = {tp: records[-1].offset + 1 for tp, records in batches.items() if records}
@@ -144,7 +152,8 @@ class Ingest:
         if now - self.checked >= min(1.0, self.settings.idle_after / 4):  # at most once a second
             self.checked = now
             idle = await self._idle([p for p in assigned if now - self.last_data[p] >= self.settings.idle_after])
-        at = {p: self.at[p] for p in assigned if p in self.at}
+        newest = self.router.newest
+        at = {p: newest[p] for p in assigned if p in newest}
         if self.told == (total, at, idle):
             return
         await self.router.report(input_report(total, at, idle))
@@ -180,36 +189,49 @@ async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics:
 
 
 class Router:
-    """Input records → the two stage topics. Stateless; the only place raw JSON is parsed."""
+    """Input records → the two stage topics; the only place raw JSON is parsed (`streams.events.read`).
+
+    Its one piece of state is each input partition's progress, the newest event time read
+    (`newest`): an event more than the allowed lateness behind it is late and is applied as of
+    that bound (`streams.eventtime.as_of`), decided here, once, in the partition's order."""
 
     def __init__(self, settings: StreamSettings, by_project: Any, by_actor: Any, outputs: Outputs) -> None:
-        self.partitions = settings.partitions
+        self.partitions, self.lateness = settings.partitions, settings.allowed_lateness
         self.by_project, self.by_actor, self.out = by_project, by_actor, outputs
+        self.newest: dict[int, float] = {}
 
-    async def handle(self, messages: Sequence[Any]) -> dict[int, float]:
-        """Route a batch; the newest event time read per input partition (its progress)."""
+    def forget(self, partitions: Iterable[int]) -> None:
+        """Input partitions this worker no longer reads (or reads again from their last commit)."""
+        for partition in partitions:
+            self.newest.pop(partition, None)
+
+    async def handle(self, messages: Sequence[Any]) -> None:
+        """Route a batch, in each input partition's order."""
         projects: Records = defaultdict(list)
         actors: Records = defaultdict(list)
-        progress: dict[int, float] = {}
-        parts, valid = self.partitions, 0
+        parts, lateness, newest = self.partitions, self.lateness, self.newest
+        valid = late = 0
         for message in messages:
-            payload = parse_payload(message.value or b"")
-            if isinstance(payload, Rejected):
-                await self.out.dead_letter(message, payload.reason)
-                continue
-            for index, raw in enumerate(payload):
-                record = normalize_safely(raw)
-                if isinstance(record, Rejected):
-                    await self.out.dead_letter(message, record.reason, element=index if len(payload) > 1 else None)
+            got = read(message.value or b"")
+            items = (got,) if type(got) is dict else got
+            partition = message.partition
+            for index, event in enumerate(items):
+                if type(event) is not dict:
+                    await self.out.dead_letter(message, event.reason, element=event.element)  # type: ignore[union-attr]
                     continue
                 valid += 1
-                p_key, a_key = record["pkey"], record["akey"]
+                p_key, a_key = event["pkey"], event["akey"]
                 if p_key is None and a_key is None:
                     continue  # no detector reads this event type
-                record = compact(record)
-                record["src"] = [message.partition, message.offset, index]  # what the stages skip when read again
-                if record["event_type"] != SNAPSHOT and record["ts"] > progress.get(message.partition, FIRST):
-                    progress[message.partition] = record["ts"]  # a snapshot's taken_at is not stream time
+                record = compact(event)
+                record["src"] = [partition, message.offset, index]  # what the stages skip when read again
+                if record["event_type"] != SNAPSHOT:  # a snapshot's taken_at is not stream time
+                    ts, top = record["ts"], newest.get(partition, FIRST)
+                    if ts > top:
+                        newest[partition] = ts
+                    elif ts < top - lateness:
+                        as_of(record, top - lateness)
+                        late += 1
                 if p_key is not None:
                     projects[partition_for(p_key, parts)].append(record)
                 if a_key is not None:
@@ -217,10 +239,10 @@ class Router:
         metrics = self.out.metrics
         metrics.inc("sunset_stream_messages_total", len(messages), stage="route")
         metrics.inc("sunset_stream_events_total", valid, stage="route")
+        metrics.inc("sunset_stream_late_events_total", late, stage="route")
         metrics.inc("sunset_stream_batches_total", stage="route")
         await self.out.forward(self.by_project, projects)
         await self.out.forward(self.by_actor, actors)
-        return progress
 
     async def report(self, record: dict[str, Any]) -> None:
         """A progress report to every partition of both stage topics."""

@@ -26,7 +26,7 @@ from streams import events
 from streams.detectors.base import NONE, Base, Event, Result, State
 from streams.detectors.registry import DETECTORS, Registry
 from streams.dev import EmbeddedBroker, free_port
-from streams.receiver import TOKEN_HEADER, create_receiver, runner_options
+from streams.receiver import TOKEN_HEADER, receiver_runner
 from streams.replay import Engine, replay_lines
 from streams.settings import DetectorSettings, StreamSettings, load_settings
 
@@ -194,7 +194,7 @@ def status_and_body(answer: bytes) -> tuple[int, Any]:
 
 def serve_and(settings_: StreamSettings, scenario: Any) -> Any:
     async def main() -> Any:
-        runner = web.AppRunner(create_receiver(settings_), **runner_options(settings_))
+        runner = receiver_runner(settings_)
         await runner.setup()
         port = free_port()
         await web.TCPSite(runner, "127.0.0.1", port).start()
