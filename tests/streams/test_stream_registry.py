@@ -213,7 +213,8 @@ def test_records_become_the_published_dicts_and_back() -> None:
     assert list({r.id: r.as_dict() for r in records}.values()) == doc["findings"]
     assert [(r.kind, r.policy) for r in {r.id: r for r in records}.values()] == [
         ("visibility_changed", None), ("mass_download", None),
-        *[("job_token_allowlist_gap", "job-token-allowlist-enforcement")] * 3]
+        *[("job_token_allowlist_gap", "job-token-allowlist-enforcement")] * 3, ("job_token_public_access", None),
+        ("job_token_allowlist_gap", "job-token-allowlist-enforcement")]
     assert all("policy" not in finding for finding in doc["findings"])  # the JSON contract is unchanged
     for finding in doc["findings"]:
         assert REGISTRY.finding(finding).as_dict() == finding
