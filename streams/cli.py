@@ -14,9 +14,10 @@ PROFILES = ("production", "dev")
 
 
 def _detector_options(parser: argparse.ArgumentParser) -> None:
+    """Flags for `streams.settings.DetectorSettings` fields; each flag's destination is its field's name."""
     parser.add_argument("--mass-download-projects", type=int, metavar="N", help="alert above N distinct projects")
     parser.add_argument("--mass-download-window", type=float, metavar="SECONDS", help="… within this window")
-    parser.add_argument("--mass-download-allow", action="append", metavar="USER",
+    parser.add_argument("--mass-download-allow", action="append", metavar="USER", dest="mass_download_allowlist",
                         help="user id or name never alerted (repeatable)")
     parser.add_argument("--correlation-window", type=float, metavar="SECONDS",
                         help="job-token login to access, at most (default 5)")

@@ -26,13 +26,8 @@ class BrokerError(Exception):
 
 
 def _detector_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "mass_download_projects": getattr(args, "mass_download_projects", None),
-        "mass_download_window": getattr(args, "mass_download_window", None),
-        "mass_download_allowlist": getattr(args, "mass_download_allow", None),
-        "correlation_window": getattr(args, "correlation_window", None),
-        "allowed_lateness": getattr(args, "allowed_lateness", None),
-    }
+    """The detector settings given on the command line: a flag's destination is its field's name."""
+    return {name: getattr(args, name, None) for name in DetectorSettings.model_fields}
 
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> StreamSettings:

@@ -42,7 +42,7 @@ from streams.kafka import faust_credentials, message_bytes
 from streams.metrics import Metrics
 from streams.settings import StreamSettings
 from streams.worker.agents import ActorHandler, Outputs, ProjectHandler
-from streams.worker.ingest import Router, run_ingest
+from streams.worker.ingest import Ingest, Router, run_ingest
 from streams.worker.web import register_views
 
 # A stage message carries up to a route batch's events for one partition (~256 KiB at most):
@@ -114,7 +114,6 @@ def create_app(settings: StreamSettings) -> faust.App:
     topology = _topology(app, settings)
     metrics = Metrics()
     outputs = Outputs(topology.findings, topology.dead_letters, metrics)
-    router = Router(settings, topology.by_project, topology.by_actor, outputs)
     projects = ProjectHandler(settings, topology.projects, outputs)
     actors = ActorHandler(settings, topology.actors, topology.by_project, outputs)
 
@@ -138,13 +137,25 @@ def create_app(settings: StreamSettings) -> faust.App:
         projects.forget()
         actors.forget()
 
-    async def ingest() -> None:
-        topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]
-        await run_ingest(app, settings, router, topics)
-
-    app.task(ingest)
-
+    _add_ingest(app, settings, topology, outputs)
     return app
+
+
+def _add_ingest(app: faust.App, settings: StreamSettings, topology: Topology, outputs: Outputs) -> None:
+    """Ingest as a task of the app, stopped before the app's producer."""
+    ingest = Ingest(settings, Router(settings, topology.by_project, topology.by_actor, outputs))
+
+    async def run() -> None:
+        topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]
+        await run_ingest(app, ingest, topics)
+
+    @app.on_before_shutdown.connect
+    async def _stop_ingest(sender: Any, /, *args: Any, **kwargs: Any) -> None:
+        """Faust sends this after its consumer stopped and before its producer does: ingest ends
+        first, having committed what it forwarded (it would otherwise send to a stopped producer)."""
+        await ingest.stop(settings.stop_grace)
+
+    app.task(run)
 
 
 class _Worker(faust.Worker):

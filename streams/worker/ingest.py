@@ -56,8 +56,8 @@ def consumer_options(settings: StreamSettings) -> dict[str, Any]:
 class Ingest:
     """Input topic → `Router` → stage topics, in batches, committing after the broker has them."""
 
-    def __init__(self, settings: StreamSettings, router: Router, producer: Any) -> None:
-        self.settings, self.router, self.producer = settings, router, producer
+    def __init__(self, settings: StreamSettings, router: Router) -> None:
+        self.settings, self.router = settings, router
         self.consumer: AIOKafkaConsumer | None = None
         # The input's progress (streams.eventtime) is the router's `newest`; here, per input
         # partition, when a record last came; what the stages were last told; when idleness was
@@ -66,13 +66,16 @@ class Ingest:
         self.assigned: set[int] = set()
         self.told: tuple[int, dict[int, float], set[int]] | None = None
         self.checked = float("-inf")
+        self.stopping = asyncio.Event()  # set by `stop`: end after the batch under way is committed
+        self.stopped = asyncio.Event()
 
     async def run(self) -> None:
-        """Until cancelled. Broker errors are retried; anything else propagates (and crashes the worker)."""
+        """Until `stop` (or cancelled). Broker errors are retried; anything else propagates (and
+        crashes the worker)."""
         self.consumer = AIOKafkaConsumer(self.settings.input_topic, **consumer_options(self.settings))
-        await self.consumer.start()
         try:
-            while True:
+            await self.consumer.start()
+            while not self.stopping.is_set():
                 batches = await self.next_batch()
                 if batches:
                     await self.process(batches)
@@ -80,7 +83,20 @@ class Ingest:
                     await self.report()
                     await self.router.out.delivered()
         finally:
-            await self.consumer.stop()
+            try:
+                await self.consumer.stop()
+            finally:
+                self.stopped.set()
+
+    async def stop(self, within: float) -> None:
+        """End ingest before the worker's producer stops: the batch under way is forwarded and its
+        input offsets committed, then nothing more is read (at most `within` seconds)."""
+        self.stopping.set()
+        try:
+            async with asyncio.timeout(within):
+                await self.stopped.wait()
+        except TimeoutError:
+            log.warning("ingest did not stop within %g s; its last batch will be read again", within)
 
     async def next_batch(self) -> dict[TopicPartition, list[Any]]:
         """Up to `batch_size` records, waiting at most `batch_within` seconds once the first arrived."""
@@ -173,9 +189,9 @@ class Ingest:
             return set()
 
 
-async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics: list[Any]) -> None:
-    """The Faust task body: declare the stage topics, then ingest; a failure crashes the worker."""
-    ingest = Ingest(settings, router, app.producer)
+async def run_ingest(app: Any, ingest: Ingest, topics: list[Any]) -> None:
+    """The Faust task body: declare the stage topics, then ingest until stopped; a failure crashes
+    the worker (one while it stops is logged: what was not committed is read again next time)."""
     try:
         for topic in topics:
             await topic.maybe_declare()
@@ -183,6 +199,9 @@ async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics:
     except asyncio.CancelledError:
         raise
     except Exception as exc:
+        if ingest.stopping.is_set():
+            log.warning("ingest stopped on %r; its last batch will be read again", exc)
+            return
         log.exception("ingest failed")
         await app.crash(exc)
         raise
