@@ -163,32 +163,6 @@ def dead_letter(number: int, line: bytes, rejected: Rejected) -> dict[str, Any] 
     return {"line": number, "reason": reason}
 
 
-class _Parser:
-    """Lines to normalized events (`streams.events.read`); what cannot be used goes to `dead`;
-    `lines` counts them."""
-
-    def __init__(self) -> None:
-        self.dead: Dead = []
-        self.lines = 0
-        self.at = 0  # the line of the event last yielded
-
-    def events(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
-        """The normalized events of `lines`, numbered from 1, in order."""
-        dead, number = self.dead, 0
-        for number, line in enumerate(lines, start=1):  # noqa: B007 - counted below
-            self.at = number
-            got = read(line)
-            if type(got) is dict:
-                yield got
-                continue
-            for item in got:
-                if type(item) is dict:
-                    yield item
-                elif (letter := dead_letter(number, line, item)) is not None:  # type: ignore[arg-type]
-                    dead.append(letter)
-        self.lines = number
-
-
 class _Replay:
     """The engine plus what the document needs besides it: findings by id, dead letters."""
 
@@ -208,13 +182,25 @@ class _Replay:
         for finding in self.engine.step(event, 0):  # the latest state of each, where it first appeared
             self.findings[finding.id] = finding
 
-    def run(self, parser: _Parser, lines: Iterable[bytes]) -> None:
-        """The hot loop. An exception a detector did not expect makes the event that raised it a
-        dead letter (`internal error: …`, with its line), like the worker does; the rest goes on."""
-        step, findings = self.engine.step, self.findings
-        for event in parser.events(lines):
-            for finding in step(event, parser.at):
-                findings[finding.id] = finding
+    def run(self, lines: Iterable[bytes]) -> None:
+        """The hot loop: each line's events (`streams.events.read`, numbered from 1) into the engine;
+        what cannot be used goes to the dead letters. An exception a detector did not expect makes
+        the event that raised it a dead letter (`internal error: …`, with its line), like the
+        worker does; the rest goes on."""
+        step, findings, dead, number = self.engine.step, self.findings, self.dead, 0
+        for number, line in enumerate(lines, start=1):  # noqa: B007 - counted below
+            got = read(line)
+            if type(got) is dict:
+                for finding in step(got, number):
+                    findings[finding.id] = finding
+                continue
+            for item in got:
+                if type(item) is dict:
+                    for finding in step(item, number):
+                        findings[finding.id] = finding
+                elif (letter := dead_letter(number, line, item)) is not None:  # type: ignore[arg-type]
+                    dead.append(letter)
+        self.lines = number
 
     def finish(self) -> None:
         """The end of the input: what the watermark still held is applied."""
@@ -238,12 +224,15 @@ class _Replay:
 
 @contextmanager
 def _no_gc() -> Iterator[None]:
-    """The state is dicts and lists of plain values, no cycles: spare the collector's scans."""
+    """The state is dicts and lists of plain values, no cycles: spare the collector's scans — and,
+    after, its one long scan of everything allocated meanwhile (`gc.freeze`: never scanned again;
+    reference counting still frees it)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if collecting:
             gc.enable()
 
@@ -251,13 +240,11 @@ def _no_gc() -> Iterator[None]:
 def replay_lines(lines: Iterable[bytes], limits: DetectorSettings,
                  seed: Iterable[dict[str, Any]] = (), registry: Registry = REGISTRY) -> dict[str, Any]:
     """Run the engine over `seed` records (line 0), then over the lines; the replay document."""
-    replay, parser = _Replay(limits, seed, registry), _Parser()
+    replay = _Replay(limits, seed, registry)
     with _no_gc():
-        replay.run(parser, lines)
+        replay.run(lines)
         replay.finish()
-    replay.dead += parser.dead
     replay.dead.sort(key=lambda dead: int(dead["line"]))  # by line, whenever the event was applied
-    replay.lines = parser.lines
     return replay.document()
 
 

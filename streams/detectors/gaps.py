@@ -376,7 +376,10 @@ def auth_log_access(record: Event) -> Event:
 
 def on_download(value: State, event: Event, limits: DetectorSettings) -> Sequence[Result]:
     """A download shows the project's visibility: public, or private or internal (GitLab 17.0 split)."""
-    record_level(value["levels"], event["ts"], PUBLIC if event["event_type"] == PUBLIC_DOWNLOAD else NOT_PUBLIC)
+    levels, ts = value["levels"], event["ts"]
+    level = PUBLIC if event["event_type"] == PUBLIC_DOWNLOAD else NOT_PUBLIC
+    if not levels or levels[-1][1] != level or levels[-1][0] > ts:  # the common case, in order: no change
+        record_level(levels, ts, level)
     return NONE
 
 
