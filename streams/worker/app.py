@@ -48,6 +48,10 @@ from streams.worker.web import register_views
 # A stage message carries up to a route batch's events for one partition (~256 KiB at most):
 # a few dozen of them make a large enough batch for one changelog write per key.
 STAGE_BATCH_MESSAGES = 64
+# Stage messages an agent holds fetched but not yet processed: Faust stops fetching a stage
+# partition when its agent's buffer is full, so a backlog waits in Kafka, not in the worker's
+# memory (Faust's default, 4,096 such messages of up to 256 KiB, let it grow to ~1 GB).
+STAGE_BUFFER_MESSAGES = 2 * STAGE_BATCH_MESSAGES
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ def _faust_config(settings: StreamSettings) -> dict[str, Any]:
         "producer_max_request_size": message_bytes(settings),  # a dead letter carries a whole event
         "broker_credentials": faust_credentials(settings),
         "consumer_max_fetch_size": max(4 * 1024 * 1024, message_bytes(settings)),
+        "stream_buffer_maxsize": STAGE_BUFFER_MESSAGES,
         **settings.broker_overrides(),
     }
 
