@@ -71,7 +71,7 @@ def _faust_config(settings: StreamSettings) -> dict[str, Any]:
     return {
         "broker": settings.broker,
         "store": settings.store,
-        **({"Table": "streams.worker.store:Table"} if settings.store == "rocksdb://" else {}),  # streams.worker.store
+        "Table": "streams.worker.store:Table",  # sunset's stores (streams.worker.store)
         "datadir": str(settings.data_dir),
         "topic_partitions": settings.partitions,
         "topic_replication_factor": settings.replication_factor,
@@ -116,6 +116,7 @@ def _topology(app: faust.App, settings: StreamSettings) -> Topology:
 def create_app(settings: StreamSettings) -> faust.App:
     """A Faust app for these settings; nothing is created at import time."""
     app = faust.App(settings.app_id, **_faust_config(settings))
+    setattr(app, "sunset_settings", settings)  # noqa: B010 - what the stores' own changelog reading needs (streams.worker.store)
     topology = _topology(app, settings)
     metrics = Metrics()
     outputs = Outputs(topology.findings, topology.dead_letters, metrics)
