@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -60,10 +60,8 @@ class Ingest:
         self.settings, self.router = settings, router
         self.consumer: AIOKafkaConsumer | None = None
         # The input's progress (streams.eventtime) is the router's `newest`; here, per input
-        # partition, when a record last came; what the stages were last told; when idleness was
-        # checked; the partitions assigned at the last batch.
+        # partition, when a record last came; what the stages were last told; when idleness was checked.
         self.last_data: dict[int, float] = {}
-        self.assigned: set[int] = set()
         self.told: tuple[int, dict[int, float], set[int]] | None = None
         self.checked = float("-inf")
         self.stopping = asyncio.Event()  # set by `stop`: end after the batch under way is committed
@@ -104,7 +102,6 @@ class Ingest:
         size, within = self.settings.batch_size, self.settings.batch_within
         batches: dict[TopicPartition, list[Any]] = await self.consumer.getmany(timeout_ms=int(within * 1000),
                                                                              max_records=size)
-        self._reassigned()
         count = sum(map(len, batches.values()))
         deadline = asyncio.get_running_loop().time() + within
         while batches and count < size:
@@ -118,15 +115,6 @@ class Ingest:
                 batches.setdefault(tp, []).extend(records)
                 count += len(records)
         return batches
-
-    def _reassigned(self) -> None:
-        """A partition that comes (back) is read from its last commit: its progress is learnt again."""
-        assert self.consumer is not None
-        topic = self.settings.input_topic
-        assigned = {tp.partition for tp in self.consumer.assignment() if tp.topic == topic}
-        if assigned != self.assigned:
-            self.router.forget(assigned ^ self.assigned)
-            self.assigned = assigned
 
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]
@@ -212,17 +200,16 @@ class Router:
 
     Its one piece of state is each input partition's progress, the newest event time read
     (`newest`): an event more than the allowed lateness behind it is late and is applied as of
-    that bound (`streams.eventtime.as_of`), decided here, once, in the partition's order."""
+    that bound (`streams.eventtime.as_of`), decided here, once, in the partition's order. It is
+    kept when a rebalance takes a partition and gives it back: what is then read again from the
+    last commit was forwarded already (the stages skip it by its source coordinates), and what
+    follows is judged as if nothing had happened. A worker that starts, or that gets a partition
+    another worker read, learns its progress from the events it reads."""
 
     def __init__(self, settings: StreamSettings, by_project: Any, by_actor: Any, outputs: Outputs) -> None:
         self.partitions, self.lateness = settings.partitions, settings.allowed_lateness
         self.by_project, self.by_actor, self.out = by_project, by_actor, outputs
         self.newest: dict[int, float] = {}
-
-    def forget(self, partitions: Iterable[int]) -> None:
-        """Input partitions this worker no longer reads (or reads again from their last commit)."""
-        for partition in partitions:
-            self.newest.pop(partition, None)
 
     async def handle(self, messages: Sequence[Any]) -> None:
         """Route a batch, in each input partition's order."""

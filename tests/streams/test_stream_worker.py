@@ -98,6 +98,7 @@ def test_views_show_tallies_and_open_findings(sample_run: dict[str, Any]) -> Non
     open_ids = [f["id"] for f in get_json(worker.url + "/findings")]
     assert open_ids == [
         "job_token_allowlist_gap:acme/app>acme/lib@2025-06-02T09:15:00.000Z",
+        "job_token_allowlist_gap:acme/deploy>acme/website",
         "job_token_allowlist_gap:oss/cli>acme/payments",
         "mass_download:66:2025-06-02T09:01:40.000Z",
         "visibility_changed:acme/website",
