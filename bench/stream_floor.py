@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import heapq
-from bisect import bisect_right
+from bisect import bisect_left
 from math import floor
 from operator import itemgetter
 from pathlib import Path
@@ -47,14 +47,14 @@ def _hold(buckets: dict[float, list[Any]], numbers: list[float], entry: Any) -> 
 
 def _due(buckets: dict[float, list[Any]], numbers: list[float], upto: float) -> list[Any]:
     out: list[Any] = []
-    while numbers and numbers[0] <= upto:
+    while numbers and numbers[0] < upto:
         bucket = buckets[numbers[0]]
         bucket.sort()
-        if bucket[-1][0] <= upto:
+        if bucket[-1][0] < upto:
             out += bucket
             del buckets[heapq.heappop(numbers)]
             continue
-        cut = bisect_right(bucket, upto, key=_time)
+        cut = bisect_left(bucket, upto, key=_time)
         out += bucket[:cut]
         del bucket[:cut]
         break

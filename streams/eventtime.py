@@ -2,7 +2,11 @@
 
 Each stage holds an event until the **watermark** passes its `created_at`, then applies the
 events it releases in `order_key` order — so every key sees its events in event-time order, and
-a detector's result depends on the set of events, not on how they arrived.
+a detector's result depends on the set of events, not on how they arrived. A release takes the
+events strictly before the watermark, never one at it: an event that arrives later with the same
+time (on time, or late and applied as of the watermark) then joins those still held and is
+sorted with them, so the order a key's events are applied in is the order of their (time, type,
+id, arrival), whatever the batches and releases.
 
 * The input's watermark is the progress (the newest `created_at` read) of the slowest input
   partition, minus the allowed lateness (`SUNSET_ALLOWED_LATENESS`). An input partition that has
@@ -32,8 +36,8 @@ newest event time read minus the lateness, and everything is released at the end
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
-from math import floor
+from bisect import bisect_left
+from math import floor, inf, nextafter
 from operator import itemgetter
 from typing import Any
 
@@ -116,7 +120,7 @@ def input_watermark(progress: dict[str, Any], lateness: float) -> float | None:
         active.append(at[source])
     if active:
         return float(min(active)) - lateness
-    return float(max(at.values())) if at else None
+    return nextafter(max(at.values()), inf) if at else None  # just above: everything read is released
 
 
 def actors_watermark(progress: dict[str, Any]) -> float | None:
@@ -195,20 +199,20 @@ class Holding:
             bucket.append(entry)
 
     def due(self, mark: float) -> list[Entry]:
-        """The entries at or before `mark`, in order; they leave the holding."""
+        """The entries before `mark` (not at it: see the module), in order; they leave the holding."""
         out: list[Entry] = []
         buckets, numbers = self.buckets, self.numbers
-        while numbers and numbers[0] <= mark:
+        while numbers and numbers[0] < mark:
             number = numbers[0]
             bucket = buckets[number]
             bucket.sort()
-            if bucket[-1][0] <= mark:
+            if bucket[-1][0] < mark:
                 out += bucket
                 heapq.heappop(numbers)
                 del buckets[number]
                 continue
-            cut = bisect_right(bucket, mark, key=_time)
+            cut = bisect_left(bucket, mark, key=_time)
             out += bucket[:cut]
             del bucket[:cut]
-            break  # the rest of this bucket, and every later one, is after the mark
+            break  # the rest of this bucket, and every later one, is at or after the mark
         return out

@@ -49,7 +49,7 @@ class Engine:
         self.actors: dict[str, Any] = {}
         self.events = self.duplicates = self.ignored = self.expired = self.late = 0
         self.sweep_at = float("-inf")  # event time of the next sweep of idle users
-        self.mark = FIRST  # the watermark: held events at or before it are applied
+        self.mark = FIRST  # the watermark: held events before it are applied
         self.newest = FIRST
         self.seq = 0  # arrival number: breaks the ties order_key leaves (repeated deliveries)
         self.held_actors = Holding()
@@ -100,7 +100,7 @@ class Engine:
         if ts > self.newest:
             self.newest = ts
             self.mark = max(self.mark, ts - self.limits.allowed_lateness)
-        elif ts > self.mark:  # the watermark stayed, and the last release left nothing at or before it
+        elif ts >= self.mark:  # the watermark stayed, and the last release left nothing before it
             return NOTHING.findings
         return self.release(self.mark)
 
@@ -110,7 +110,7 @@ class Engine:
         return self.release(float("inf"))
 
     def release(self, mark: float) -> list[Finding]:
-        """Apply the held events at or before `mark`: the actor stage's first (its accesses join
+        """Apply the held events before `mark`: the actor stage's first (its accesses join
         the project stage's held events), then the project stage's; each in `order_key` order."""
         findings: list[Finding] = []
         limits, registry, projects, errors = self.limits, self.registry, self.held_projects, self.errors

@@ -168,7 +168,7 @@ class _KeyedHandler:
     async def _reload(self, topic: str, partition: int, group: list[Any]) -> list[Any]:
         """The partition's held events after a (re)start or rebalance: the messages from the last
         stored marker's `held` offset are read again, in front of the batch (which drops its copies),
-        and their events held again — but those at or below its `upto` watermarks (applied and stored
+        and their events held again — but those before its `upto` watermarks (applied and stored
         then, as is every record of the batch before `held`) or that their keys have applied since."""
         self.holding[partition] = Held()
         marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
@@ -197,7 +197,7 @@ class _KeyedHandler:
                 raise ValueError(f"no {self.key_field}")
             at, kind, _ = order_key(record)
             early = kind in self.early
-            if upto is not None and at <= (upto[0] if early else upto[1]):
+            if upto is not None and at < (upto[0] if early else upto[1]):
                 self.redelivered += 1
                 return
             src = record.get("src")

@@ -251,18 +251,19 @@ def test_allowlist_membership_is_judged_at_the_access_time_whatever_the_arrival_
         "job_token_allowlist_gap:a/deploy>a/shared@2025-06-02T09:00:30.000Z": ("open", 1, None)}
 
 
-def test_a_late_add_that_predates_the_access_withdraws_the_gap() -> None:
+def test_a_late_add_that_predates_the_access_takes_effect_as_of_its_arrival() -> None:
     added = event("secure_ci_job_token_project_added", 1, project="a/shared", ident=1,
                   details={"custom_message": "Project a/deploy was added to inbound list of allowed projects for "
                                              "a/shared"})
     # within the allowed lateness the add is applied first, in event-time order: no gap at all
     assert run([login(5, "a/deploy"), artifact(6, "a/shared"), added])[1] == []
-    # later than that it is late: it is applied as of the watermark (6 s), after the access it
-    # arrived after; the gap was judged without it and is withdrawn then — never before it was seen
-    _, findings = run([login(5, "a/deploy"), artifact(6, "a/shared"), added], limits(allowed_lateness=0))
+    # later than that it is late: applied as of the watermark when it arrives (7 s), after the access
+    # it arrived after, which was a gap; the gap is resolved then — never before it was seen
+    download = event("repository_download_operation", 7, project="a/other", ident="d-7")
+    _, findings = run([login(5, "a/deploy"), artifact(6, "a/shared"), download, added], limits(allowed_lateness=0))
     assert [(f["status"], f["first_seen"], f["resolved_at"]) for f in findings] == [
         ("open", "2025-06-02T09:00:06.000Z", None),
-        ("withdrawn", "2025-06-02T09:00:06.000Z", "2025-06-02T09:00:06.000Z")]
+        ("resolved", "2025-06-02T09:00:06.000Z", "2025-06-02T09:00:07.000Z")]
 
 
 def test_a_late_add_after_the_access_resolves_the_gap() -> None:
@@ -339,14 +340,15 @@ def test_users_idle_past_the_horizon_are_forgotten_at_the_next_sweep() -> None:
 
 
 def test_a_sweep_keeps_users_with_recent_logins_or_waiting_events_only() -> None:
-    # a sweep runs at 600.5 (cutoff 0.5), between user 7's login and the access it authenticated;
-    # user 9's access waits for the login of the same millisecond, applied after it (event-time
-    # ties go by type) and delivered after the sweep; user 5 has only old events
-    events = [*clones(5, ["g/x"], start=0), artifact(0, "g/y", user=5), login(599, "a/deploy"),
+    # sweeps run at 0.1 (the first release) and 600.5 (cutoff 0.5), between user 7's login and the
+    # access it authenticated; user 9's access waits for the login of the same millisecond, applied
+    # after it (event-time ties go by type); users 5 and 8 have only old events
+    events = [*clones(5, ["g/x"], start=0), artifact(0, "g/y", user=5), artifact(0.1, "g/y", user=8),
+              artifact(0.2, "g/y", user=8), login(599, "a/deploy"),
               artifact(600.5, "a/shared", user=9, ip="10.8.8.8"), login(600.5, "a/build", user=9, ip="10.8.8.8"),
               artifact(601, "a/shared")]
     engine, findings = run(events, limits(allowed_lateness=0))  # the watermark at the newest event
-    assert (sorted(engine.actors), engine.stats["users_expired"], engine.stats["late"]) == (["7", "9"], 1, 0)
+    assert (sorted(engine.actors), engine.stats["users_expired"], engine.stats["late"]) == (["7", "9"], 2, 0)
     assert [(f["source_project"], f["target_project"], f["user"]["id"]) for f in findings] == [
         ("a/build", "a/shared", 9), ("a/deploy", "a/shared", 7)]
 
@@ -355,8 +357,10 @@ def test_a_stream_of_ever_new_users_keeps_only_the_recent_ones() -> None:
     engine = Engine(limits(allowed_lateness=0))  # the watermark at the newest event
     for second in range(10_000):  # a new user every second, each downloading once
         engine.apply(norm(event("repository_download_operation", second, author=100 + second, ident=second)))
-    # the last sweep ran at 9600 and kept users seen from 9000 on: 600 + 1 of them, then 399 more
-    assert (len(engine.actors), min(engine.actors, key=int), engine.stats["users_expired"]) == (1000, "9100", 9000)
+    # a release takes the events before the watermark: the first ran at 1 s, so sweeps run at 1, 601,
+    # ..., 9601; the last (cutoff 9001) kept users seen from 9001 on, 600 of them, then 398 more came
+    # (the last second's event is still held at the watermark)
+    assert (len(engine.actors), min(engine.actors, key=int), engine.stats["users_expired"]) == (998, "9101", 9001)
 
 
 def test_expiry_changes_no_result() -> None:

@@ -42,14 +42,15 @@ def test_early_types_go_by_the_input_watermark() -> None:
     hold(held, rec("access", 40.0, "x", [0, 2, 0]), offset=0)
     assert [e[2] for e in held.release(60.0, 30.0, "akey")] == ["d"]
     assert held.marker((60.0, 30.0)) == {"held": 0, "upto": [60.0, 30.0]}
-    assert [e[2] for e in held.release(60.0, 40.0, "akey")] == ["x"]
+    assert held.release(60.0, 40.0, "akey") == []  # a release takes what is before its watermark, not at it
+    assert [e[2] for e in held.release(60.0, 40.5, "akey")] == ["x"]
 
 
 def test_a_record_without_coordinates_still_keeps_its_key_held() -> None:
     held = Held()
     hold(held, rec("access", 40.0, "x"), offset=3)
     assert held.holding("k") and held.pending("k", {"0": [9, 0]}) == []
-    held.release(40.0, 40.0, "akey")
+    held.release(41.0, 41.0, "akey")
     assert not held.holding("k")
 
 

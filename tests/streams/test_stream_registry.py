@@ -156,12 +156,12 @@ def test_a_detector_added_to_a_copy_of_the_list_is_dispatched() -> None:
     toy = {"event_type": "toy_event", "id": None, "ts": 1748854802.0, "pkey": "a/x", "akey": None}
     assert isinstance(download, dict)
     found = [engine.step(download), engine.step(dict(download)), engine.step(toy)]  # the repeat is deduplicated
-    assert found == [[], [], [Busy("toy_busy:a/x", 2)]]
+    assert found == [[], [], []] and engine.finish() == [Busy("toy_busy:a/x", 2)]  # the toy event: at the end
     assert (engine.projects["a/x"]["toy"], engine.projects["a/x"]["downloads"][DOWNLOADS[0]]) == (2, 1)
     assert engine.actors["7"]["toy_last"] == 1748854801.0
     assert REGISTRY.project.keys() == Registry(DETECTORS).project.keys()  # the real list is untouched
     actors: dict[str, Any] = {}
-    signed_in = {**download, "event_type": "user_signed_in"}  # a type no real actor detector names
+    signed_in = {**download, "event_type": "authenticated_with_password"}  # a type no real actor detector names
     actor_stage(actors, signed_in, limits(), registry)
     assert actors["7"]["toy_last"] == 1748854801.0
 
