@@ -192,7 +192,9 @@ def status_and_body(answer: bytes) -> tuple[int, Any]:
     return int(head.split(b" ")[1]), json.loads(body)
 
 
-def serve_and(settings_: StreamSettings, scenario: Any) -> Any:
+def serve_and(settings_: StreamSettings, scenario: Any, ready: bool = True) -> Any:
+    """Run the receiver, wait until its broker is there (unless not `ready`: a scenario that never
+    publishes), and run `scenario(port)`."""
     async def main() -> Any:
         runner = receiver_runner(settings_)
         await runner.setup()
@@ -200,7 +202,7 @@ def serve_and(settings_: StreamSettings, scenario: Any) -> Any:
         await web.TCPSite(runner, "127.0.0.1", port).start()
         try:
             async with aiohttp.ClientSession() as session:
-                for _ in range(300):
+                for _ in range(300 if ready else 0):
                     async with session.get(f"http://127.0.0.1:{port}/health") as response:
                         if response.status == 200:
                             break

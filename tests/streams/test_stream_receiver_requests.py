@@ -4,20 +4,17 @@ logged, never a traceback per request."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from aiohttp import web
 from streamkit import broker_fixture, event, read_topic  # noqa: F401 - `broker`
-from test_stream_hostile import TOKEN, post_head, raw_request, status_and_body
+from test_stream_hostile import TOKEN, post_head, raw_request, serve_and, status_and_body
 
 from streams.dev import EmbeddedBroker, free_port
-from streams.receiver import HOOK_TOKEN_HEADER, TOKEN_HEADER, receiver_runner
+from streams.receiver import HOOK_TOKEN_HEADER, TOKEN_HEADER
 from streams.settings import StreamSettings, load_settings
 
 
@@ -25,23 +22,6 @@ def settings_for(broker: str) -> StreamSettings:
     name = f"rq-{uuid.uuid4().hex[:8]}"
     return load_settings("dev", broker=broker, token=TOKEN, input_topic=f"{name}-in", dead_letter_topic=f"{name}-dead",
                          findings_topic=f"{name}-findings", partitions=2, publish_timeout=3.0)
-
-
-def serve(settings: StreamSettings, scenario: Callable[[int], Awaitable[Any]], ready: bool = False) -> Any:
-    async def main() -> Any:
-        runner = receiver_runner(settings)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        try:
-            while ready and b" 200 " not in await raw_request(port, b"GET /health HTTP/1.1\r\nHost: x\r\n"
-                                                                     b"Connection: close\r\n\r\n"):
-                await asyncio.sleep(0.1)
-            return await scenario(port)
-        finally:
-            await runner.cleanup()
-
-    return asyncio.run(main())
 
 
 def nowhere() -> StreamSettings:
@@ -56,7 +36,7 @@ def test_a_body_that_is_not_the_gzip_its_header_says_is_a_400() -> None:
     async def scenario(port: int) -> tuple[int, Any]:
         return status_and_body(await raw_request(port, head, body))
 
-    status, answer = serve(nowhere(), scenario)
+    status, answer = serve_and(nowhere(), scenario, ready=False)
     assert status == 400
     assert answer["error"].startswith("cannot decode the body (")
 
@@ -78,7 +58,7 @@ def test_a_malformed_header_line_is_a_400_that_never_quotes_it(line: bytes, capl
         return await raw_request(port, head, b"{}")
 
     with caplog.at_level(logging.DEBUG):
-        answer = serve(nowhere(), scenario)
+        answer = serve_and(nowhere(), scenario, ready=False)
     assert status_and_body(answer) == (400, {"error": "malformed HTTP request"})
     assert SECRET not in answer
     logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''} {r.exc_info or ''}" for r in caplog.records)
@@ -102,7 +82,7 @@ def test_elements_that_are_no_events_and_a_hook_with_a_boolean_project_go_to_dea
         out.append(status_and_body(await raw_request(port, head, hook)))
         return out
 
-    assert serve(settings, scenario, ready=True) == [(200, {"accepted": 0, "dead_letters": 3}),
+    assert serve_and(settings, scenario) == [(200, {"accepted": 0, "dead_letters": 3}),
                                                      (200, {"accepted": 1, "dead_letters": 1}),
                                                      (200, {"accepted": 0, "dead_letters": 1})]
     dead = [json.loads(v) for _, v in read_topic(broker.bootstrap, settings.dead_letter_topic, lambda r: len(r) >= 5)]
