@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from math import inf
 from typing import Any, NamedTuple
 
 import orjson
@@ -206,10 +207,11 @@ class _KeyedHandler:
                 self.redelivered += 1  # held or applied already (the key's changelog record says which)
                 return
             mark = marks[0] if early else marks[1]
-            if at < mark and at != FIRST:
+            late = at < mark and at != FIRST
+            if late:
                 at = as_of(record, mark)
                 self.late += 1
-            due.hold(key, record, message.offset, early, at)
+            due.hold(key, record, message.offset, early, at, late)
         except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
             await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
 
@@ -366,20 +368,21 @@ class Held:
     """One stage partition's held events (`streams.eventtime.Holding`), with what a flush must say
     about them: which keys hold which source coordinates, and which stage offsets they came from."""
 
-    __slots__ = ("early", "offsets", "ordered", "srcs")
+    __slots__ = ("early", "late", "offsets", "ordered", "srcs")
 
     def __init__(self) -> None:
         self.early = Holding()  # types released by the input's watermark alone (Registry.project_early)
         self.ordered = Holding()
+        self.late = Holding()  # records that reached the stage behind its watermark, held at it
         self.srcs: dict[str, set[tuple[int, ...]]] = {}  # key -> source coordinates of its held records
         self.offsets: dict[int, int] = {}  # stage offset -> how many held records came in that message
 
     def __len__(self) -> int:
-        return len(self.early) + len(self.ordered)
+        return len(self.early) + len(self.ordered) + len(self.late)
 
     def passed(self, ahead: float, mark: float) -> bool:
         """Whether the watermarks may have passed a held record (a late one, held after a release)."""
-        return self.early.earliest() <= ahead or self.ordered.earliest() <= mark
+        return self.early.earliest() <= ahead or self.ordered.earliest() <= mark or len(self.late.numbers) > 0
 
     def holds(self, key: str, src: Sequence[int]) -> bool:
         """Whether the record at these source coordinates is held."""
@@ -390,9 +393,10 @@ class Held:
         """Whether `key` has a record held."""
         return key in self.srcs
 
-    def hold(self, key: str, record: dict[str, Any], offset: int, early: bool, at: float) -> None:
-        """Hold one record of `key` (from the stage message at `offset`) at event time `at`."""
-        entry = (self.early if early else self.ordered).hold(record, offset, at)
+    def hold(self, key: str, record: dict[str, Any], offset: int, early: bool, at: float, late: bool = False) -> None:
+        """Hold one record of `key` (from the stage message at `offset`) at event time `at`; a `late`
+        one (at its watermark) goes with the next release."""
+        entry = (self.late if late else self.early if early else self.ordered).hold(record, offset, at)
         held = self.srcs.get(key)
         if held is None:
             held = self.srcs[key] = set()
@@ -404,6 +408,7 @@ class Held:
         longer held."""
         ready = self.early.due(ahead)
         ready += self.ordered.due(mark)
+        ready += self.late.due(inf)  # at the watermark they arrived behind: after what is before it
         offsets, srcs = self.offsets, self.srcs
         for entry in ready:
             key = entry[4][key_field]
