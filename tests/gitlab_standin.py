@@ -11,6 +11,8 @@ documentation for each route, parameter and header).
 * `GET /api/v4/projects/:id/repository/commits/:sha` — the commit a tag, branch or SHA names (`id`, a
   stand-in SHA); `404 Commit Not Found` for a ref the project does not have. The project's refs are the
   keys of its `files`: a tag and a branch are alike here.
+* `GET /api/v4/version` — `version` (`16.11.3-ee`) and `revision`; GitLab answers it to an
+  authenticated request only, so without a token it is a `401` here too.
 * `401` for a wrong token, `404` for what the token cannot see (a private project), `403` where a project
   forbids reading its repository, `429` with `Retry-After` and `RateLimit-*` when told to limit.
 
@@ -71,6 +73,7 @@ class Instance:
     retry_after: str = "1"
     max_per_page: int = 100  # GitLab's cap; lower it to make a test walk several pages
     remote: dict[str, str] = field(default_factory=dict)  # `/remote/<name>`: files for `include: remote:`
+    version: str = "16.11.3-ee"  # what `GET /api/v4/version` answers
     log: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -161,6 +164,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if parts[1:] == ["api", "graphql"] and method == "POST":
             self._graphql()
+            return
+        if parts[1:] == ["api", "v4", "version"] and method == "GET":
+            if token is None:
+                self._json(401, {"message": "401 Unauthorized"})
+            else:
+                self._json(200, {"version": inst.version, "revision": "6d1a3a9b1b5"})
             return
         if parts[:3] != ["", "api", "v4"] or len(parts) < 5:
             self._json(404, {"error": "404 Not Found"})

@@ -2,13 +2,17 @@
 
 * Imports run one way: each folder of `scanner/` may import only from the folders below it
   (`LAYERS`), and no module imports itself back through others — counting imports inside
-  functions and under `TYPE_CHECKING`, which hide cycles but are cycles all the same.
+  functions and under `TYPE_CHECKING`, which hide cycles but are cycles all the same, and the
+  functions a table names as `"module:function"` to import on first use (`scanner.rules.documents`).
 * Every module imports on its own, in a fresh interpreter.
+
+A module holds one concept whole, whatever its length.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,12 +51,17 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+_LAZY = re.compile(r"(?:scanner|streams)(?:\.\w+)+:\w+")  # `module:name`, imported on first use
+
+
 def _imports(name: str, path: Path) -> set[str]:
     """Every project module `name` imports, wherever the import statement is."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _LAZY.fullmatch(node.value):
+            targets = [node.value.partition(":")[0]]
+        elif isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -133,17 +142,41 @@ def test_imports_run_down_the_floors() -> None:
     assert upward == []
 
 
+def test_every_function_named_for_later_exists() -> None:
+    """A `"module:name"` imported on first use (a document kind's parser, Faust's table class) names a
+    module and a function or class it defines."""
+    named = {node.value for path in MODULES.values() for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _LAZY.fullmatch(node.value)}
+    assert "scanner.readers.settings.parsers:parse_omnibus" in named
+    missing = []
+    for target in sorted(named):
+        module, _, function = target.partition(":")
+        tree = ast.parse(MODULES[module].read_text()) if module in MODULES else None
+        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))} if tree else set()
+        if function not in defined:
+            missing.append(target)
+    assert missing == []
+
+
 def test_every_scanner_module_has_a_floor() -> None:
     homeless = [n for n in MODULES if n.startswith("scanner.") and _floor(n) is None]
     assert homeless == []
 
 
 # Run in a fresh interpreter that imports no project module itself: each module is imported in a
-# child forked from it, so it meets an empty module cache, as it would alone.
+# child forked from it, so it meets an empty cache of project modules, as it would alone. The parent
+# first imports the other libraries the project imports (those that are installed): a child then
+# pays only for the project's own modules, and a project module that lacks an import still fails.
 _ALONE = """
 import os, sys, traceback
+libraries, modules = sys.argv[1].split(), sys.argv[2:]
+for library in libraries:
+    try:
+        __import__(library)
+    except Exception:
+        pass  # not installed here, or not importable first: the child that needs it reports it
 bad = []
-for name in sys.argv[1:]:
+for name in modules:
     pid = os.fork()
     if pid == 0:
         try:
@@ -158,19 +191,43 @@ print("\\n".join(bad))
 """
 
 
+def _libraries() -> list[str]:
+    """Every module outside the project that a project module imports (anywhere in it)."""
+    found: set[str] = set()
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                     else [])
+            found.update(n for n in names if n.split(".")[0] not in PACKAGES)
+    return sorted(found)
+
+
+@pytest.mark.slow
 def test_every_module_imports_alone() -> None:
-    done = subprocess.run([sys.executable, "-c", _ALONE, *sorted(MODULES)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    done = subprocess.run([sys.executable, "-c", _ALONE, " ".join(_libraries()), *sorted(MODULES)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [], done.stderr[-3000:]
 
 
-@pytest.mark.parametrize("name", ["scanner.rules.table", "scanner.engine.kinds", "scanner.cli"])
+def test_the_import_check_finds_a_module_that_does_not_import_alone(tmp_path: Path) -> None:
+    """A module that works only after another imported what it uses: the child importing it alone fails."""
+    (tmp_path / "first.py").write_text("import json\nimport second\n")
+    (tmp_path / "second.py").write_text("VALUE = json.dumps(1)\n")  # uses `json` without importing it
+    done = subprocess.run([sys.executable, "-c", _ALONE, "json", "first", "second"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    assert done.stdout.split() == ["first", "second"]
+
+
+@pytest.mark.parametrize("name", ["scanner.rules.table", "scanner.rules.documents", "scanner.cli"])
 def test_the_graph_sees_the_imports_it_must(name: str) -> None:
-    """The checks above are only as good as the graph: a few arrows that must be in it."""
+    """The checks above are only as good as the graph: a few arrows that must be in it (the readers
+    a document kind names to import on first use among them)."""
     expected = {
         "scanner.rules.table": {"scanner.rules.template_include", "scanner.rules.any_of", "scanner.rules.spec"},
-        "scanner.engine.kinds": {"scanner.rules.evaluate", "scanner.readers.settings.omnibus"},
+        "scanner.rules.documents": {"scanner.rules.facets", "scanner.readers.settings.parsers",
+                                    "scanner.readers.api.python.extract"},
         "scanner.cli": {"scanner.commands.scan"},
     }[name]
     assert expected <= GRAPH[name]

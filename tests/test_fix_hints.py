@@ -30,8 +30,8 @@ def test_each_database_environment_gets_its_own_database(tmp_path: Path, policie
                 "staging:\n  main:\n    adapter: postgresql\n    host: db\n")
     found = hints(tmp_path, policies, {"config/database.yml": database})
     assert found == [
-        ("database-ci-section", "config/database.yml", 1, 1,
-         "ci: {adapter: postgresql, database: gitlab_prod, database_tasks: false}"),
+        # the legacy form without `main:` stopped working in 15.0: that is what it is told
+        ("database-legacy-config", "config/database.yml", 3, 3, "main: {adapter: postgresql, database: gitlab_prod}"),
         ("database-ci-section", "config/database.yml", 4, 1,
          "ci: {adapter: postgresql, database: gitlabhq_development, database_tasks: false}"),
         ("database-ci-section", "config/database.yml", 8, 1,  # no database named: GitLab's naming

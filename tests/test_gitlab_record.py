@@ -3,12 +3,23 @@ or why files cannot show it; the ids exist; the generated table is not stale (is
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from scanner.report import record
-from scanner.report.record import Entry, RecordError, load_file, load_record, problems, render, slug
+from scanner.report.record import (
+    Entry,
+    RecordError,
+    contradictions,
+    load_file,
+    load_record,
+    problems,
+    render,
+    slug,
+)
 from scanner.rules.policy import Policy
 
 HEAD = "source: {repo: gitlabhq/gitlabhq, path: doc/x.md, commit: abc}\npage: https://docs.gitlab.com/x/\nentries:\n"
@@ -115,7 +126,8 @@ def test_a_same_change_is_counted_once_with_the_verdict_of_the_entry_it_names(tm
 
 @pytest.mark.parametrize(
     ("kind", "extract", "data"),
-    [("removals", "removals-2536b66.md", "removals.yaml"),
+    [("deprecations", "deprecations-beebb1d.md", "deprecations.yaml"),
+     ("removals", "removals-2536b66.md", "removals.yaml"),
      ("removals", "removals-16_0-data.md", "removals-16.0-data.yaml"),
      ("graphql", "graphql-removed-items-ec05f6e.md", "graphql-removed-items.yaml")],
 )
@@ -124,11 +136,12 @@ def test_the_transcribed_pages_hold_every_heading_of_their_extract(kind: str, ex
     titles, anchors and milestones, in the page's order (15.0 and later only)."""
     from scanner.report import transcribe
 
-    parse = transcribe.removals if kind == "removals" else transcribe.graphql_removed
-    parsed = parse((record.DATA / "sources" / extract).read_text(encoding="utf-8"))
-    _, entries = load_file(record.DATA / data)
+    parsed = transcribe.PARSERS[kind]((record.DATA / "sources" / extract).read_text(encoding="utf-8"))
+    _, loaded = load_file(record.DATA / data)
+    entries = [e for e in loaded if not e.vanished]
     assert [(e.title, e.removal, e.announced) for e in entries] == [(p.title, p.removal, p.announced) for p in parsed]
     assert [e.anchor for e in entries] == [p.anchor or slug(p.title) for p in parsed]
+    assert [e.status for e in entries] == [p.status or "scheduled" for p in parsed]
 
 
 def test_transcription_reads_headings_and_table_rows() -> None:
@@ -143,4 +156,144 @@ def test_transcription_reads_headings_and_table_rows() -> None:
     assert graphql_removed(table) == [
         Parsed("`Finding.name`", "16.0", "15.1", "gitlab-160"),
         Parsed("`ids` argument of `todosMarkAllDone` mutation", "16.0", "13.2", "gitlab-160"),
+    ]
+
+
+def test_no_policy_contradicts_gitlabs_record(policies: list[Policy]) -> None:
+    """Each policy's effective release and status (its history applied) is what an entry naming it says."""
+    _, entries = load_record()
+    removals = {p.id: (p.removal.status, p.removal.release) for p in policies}
+    assert contradictions(entries, removals) == []
+
+
+def test_a_policy_that_disagrees_with_the_record_is_named(tmp_path: Path) -> None:
+    entries = _load(tmp_path, (
+        "  - {title: Moved, removal: '23.0', type: settings, policies: [p-moved]}\n"
+        "  - {title: Gone soon, status: pending, type: graphql, policies: [p-pending]}\n"
+        "  - {title: Kept, removal: '18.0', status: withdrawn, type: rest, policies: [p-kept]}\n"
+        "  - {title: Empty value, removal: '18.0', breaks: '17.0', type: rest, policies: [p-breaks]}\n"))
+    told = {"p-moved": ("scheduled", "18.0"), "p-pending": ("scheduled", "18.0"), "p-kept": ("scheduled", "18.0"),
+            "p-breaks": ("scheduled", "17.0")}
+    assert contradictions(entries, told) == [
+        "p-kept: scheduled 18.0, but GitLab's record says withdrawn",
+        "p-moved: scheduled 18.0, but GitLab's record says scheduled 23.0",
+        "p-pending: scheduled 18.0, but GitLab's record says pending",
+    ]
+    agreed = {"p-moved": ("scheduled", "23.0"), "p-pending": ("pending", None), "p-kept": ("withdrawn", None),
+              "p-breaks": ("scheduled", "18.0")}
+    assert contradictions(entries, agreed) == []
+
+
+def test_statuses_must_fit_their_release(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match="a pending change has no release"):
+        _load(tmp_path, "  - {title: X, removal: '18.0', status: pending, type: ci, why: w}\n")
+    with pytest.raises(RecordError, match="a withdrawn change names its release"):
+        _load(tmp_path, "  - {title: X, status: withdrawn, type: ci, why: w}\n")
+    with pytest.raises(RecordError, match="status must be one of"):
+        _load(tmp_path, "  - {title: X, status: postponed, type: ci, why: w}\n")
+    text = render([{"path": "doc/x.md", "page": "https://docs.gitlab.com/x/", "commit": "abc"}], _load(tmp_path, (
+        "  - {title: Kept, removal: '18.0', status: withdrawn, type: ci, why: w}\n"
+        "  - {title: Gone, removal: '19.0', vanished: 01fb56dbcfe3, type: ci, why: w}\n")))
+    assert "| 18.0, withdrawn | [Kept](https://docs.gitlab.com/x/#kept) |" in text
+    assert "| 19.0 (no longer listed; last at `01fb56d`) | [Gone](https://docs.gitlab.com/x/#gone) |" in text
+
+
+PAGE = """# Deprecations and removals by version
+
+## GitLab 20.0
+
+### Compliance pipelines
+- Announced in GitLab 17.3
+- Removal in GitLab 20.0
+### Secure analyzers major version update
+- Announced in GitLab 16.9
+- Removal in GitLab 20.0
+
+## GitLab 18.0
+
+### Rename the option
+- Announced in GitLab 17.3
+- Removal in GitLab 18.0
+- Not removed: we no longer will remove the old option in GitLab 18.0.
+### Secure analyzers major version update
+- Announced in GitLab 15.9
+- Removal in GitLab 18.0
+
+## GitLab 14.10
+
+### Too old
+- Announced in GitLab 14.9
+- Removal in GitLab 14.10
+
+## Pending changes
+
+### OpenTofu CI/CD template
+- Announced in GitLab 17.1
+
+## Canceled changes
+
+### Container scanning default severity threshold set to `medium`
+- Announced in GitLab 17.9
+"""
+
+
+def test_the_deprecations_page_is_read_with_its_statuses() -> None:
+    from scanner.report.transcribe import Parsed, deprecations
+
+    assert deprecations(PAGE) == [
+        Parsed("Compliance pipelines", "20.0", "17.3"),
+        Parsed("Secure analyzers major version update", "20.0", "16.9"),
+        Parsed("Rename the option", "18.0", "17.3", None, "withdrawn"),
+        Parsed("Secure analyzers major version update", "18.0", "15.9", "secure-analyzers-major-version-update-1"),
+        Parsed("OpenTofu CI/CD template", None, "17.1", None, "pending"),
+        Parsed("Container scanning default severity threshold set to `medium`", None, "17.9", None, "canceled"),
+    ]
+    with pytest.raises(ValueError, match="removal 19.0 under the section of 20.0"):
+        deprecations("## GitLab 20.0\n\n### X\n- Removal in GitLab 19.0\n")
+
+
+def test_a_rerun_keeps_decisions_and_reports_what_changed(tmp_path: Path) -> None:
+    """Decisions follow an entry to its new release, status or letter case; an entry the page no longer
+    lists stays, marked vanished with the commit of the copy it was last read in; the report says so."""
+    from scanner.report import transcribe
+
+    old = [
+        {"title": "Compliance pipelines", "announced": "17.3", "removal": "19.0", "type": "none", "why": "UI"},
+        {"title": "OpenTofu CI/CD template", "announced": "17.1", "removal": "18.0", "type": "ci",
+         "policies": ["opentofu-templates"]},
+        {"title": "Container Scanning default severity threshold set to `medium`", "announced": "17.9",
+         "removal": "18.0", "type": "ci", "policies": ["cs-severity-threshold-medium"]},
+        {"title": "Slack notifications integration", "announced": "15.9", "removal": "19.0", "type": "rest",
+         "policies": ["rest-deprecated-integrations"]},
+    ]
+    page = tmp_path / "page.md"
+    page.write_text(PAGE, encoding="utf-8")
+    out = tmp_path / "deprecations.yaml"
+    out.write_text("source: {repo: m/gitlab, path: doc/update/deprecations.md, commit: aaa}\n"
+                   "page: https://docs.gitlab.com/update/deprecations/\nentries:\n"
+                   + "".join(f"  - {json.dumps(e)}\n" for e in old), encoding="utf-8")
+    assert transcribe.main(["deprecations", str(page), str(out), "--commit", "bbb"]) == 0
+    data = YAML(typ="safe").load(out.read_text(encoding="utf-8"))
+    by_title = {e["title"]: e for e in data["entries"]}
+    assert data["source"] == {"repo": "m/gitlab", "path": "doc/update/deprecations.md", "commit": "bbb"}
+    assert by_title["Compliance pipelines"] == {"title": "Compliance pipelines", "announced": "17.3",
+                                                 "removal": "20.0", "type": "none", "why": "UI"}
+    assert by_title["OpenTofu CI/CD template"]["status"] == "pending"
+    assert by_title["OpenTofu CI/CD template"]["policies"] == ["opentofu-templates"]
+    assert by_title["Container scanning default severity threshold set to `medium`"]["policies"] == [
+        "cs-severity-threshold-medium"]
+    assert by_title["Slack notifications integration"]["vanished"] == "aaa"
+    assert "type" not in by_title["Rename the option"]  # new: a person decides
+    report = (tmp_path / "changes-deprecations.md").read_text(encoding="utf-8")
+    assert report.splitlines() == [
+        "# doc/update/deprecations.md: aaa -> bbb", "",
+        "- Compliance pipelines: removal 19.0 -> removal 20.0",
+        "- new: Secure analyzers major version update (removal 20.0, announced 16.9)",
+        "- new: Rename the option (withdrawn, announced 17.3)",
+        "- new: Secure analyzers major version update (removal 18.0, announced 15.9)",
+        "- OpenTofu CI/CD template: removal 18.0 -> pending",
+        "- Container scanning default severity threshold set to `medium`: removal 18.0 -> canceled",
+        "- retitled: Container Scanning default severity threshold set to `medium` -> "
+        "Container scanning default severity threshold set to `medium`",
+        "- vanished: Slack notifications integration (was removal 19.0; last listed at aaa)",
     ]

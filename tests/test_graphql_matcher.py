@@ -4,15 +4,14 @@ read from real GraphQL text (graphql-core parses it) and reported at the exact o
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
 from scanner.readers.api import graphql as gql
-from scanner.rules.graphql import GraphqlRule, rule_hits
-from scanner.rules.schema import GraphqlRuleSpec
+from scanner.rules.graphql import GraphqlRule, RuleSpec, rule_hits
+from scanner.rules.schema import validated
 
 
 def _rule(**given: object) -> GraphqlRule:
-    spec = GraphqlRuleSpec.model_validate(given)
+    spec = validated(RuleSpec, given)
     under = tuple(tuple(u.split(".")) for u in spec.under)
     return GraphqlRule(frozenset(spec.fields), frozenset(spec.on), under, frozenset(spec.arguments),
                        spec.without_argument, frozenset(spec.values), frozenset(spec.variable_types))
@@ -97,5 +96,5 @@ def test_a_field_under_a_parent_path() -> None:
     ],
 )
 def test_bad_rules_are_clear_errors(given: dict[str, object], problem: str) -> None:
-    with pytest.raises(ValidationError, match=problem):
-        GraphqlRuleSpec.model_validate(given)
+    with pytest.raises(ValueError, match=problem):
+        validated(RuleSpec, given)

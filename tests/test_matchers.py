@@ -271,7 +271,7 @@ def test_columns_inside_quoted_scalars_with_escapes(tmp_path: Path, test_policie
 def test_jsonpath_step_naming_several_keys_needs_only_one_of_them() -> None:
     # `$.gitaly['listen_addr','auth_token']` finds a document holding either key: neither is
     # required up front (the literal-key prefilter would otherwise skip a file with only one).
-    from scanner.rules.jsonpaths import compile_path
+    from scanner.rules.jsonpath import compile_path
 
     _, needed = compile_path("$.gitaly['listen_addr','auth_token']")
     assert needed == frozenset({"gitaly"})

@@ -21,11 +21,11 @@ from scanner.rules.policy import HistoryEntry, Policy, Removal, removal_of
 from conftest import run_scan
 
 FIXTURES = Path(__file__).parent / "policies"
-TARGETS = ["16.0", "17.0", "18.0", "19.0", "20.0", "21.0"]
+TARGETS = ["16.0", "17.0", "18.0", "19.0", "20.0", "21.0", "22.0", "23.0"]
 REF = "https://docs.gitlab.com/update/deprecations/"
 # The release a history note says the removal went to: the last "to/for/in X.Y" in it.
 SENT_TO = re.compile(r"\b(?:to|for|in)\s+(\d+\.\d+)\b")
-NOT_REMOVED = re.compile(r"cancel|re-evaluat|no new (?:milestone|date)|pending", re.IGNORECASE)
+NOT_REMOVED = re.compile(r"cancel|withdr|no longer removes|re-evaluat|no new (?:milestone|date)|pending", re.IGNORECASE)
 
 
 def _h(event: str, removed_in: str | None = None, release: str = "18.0") -> HistoryEntry:
@@ -42,6 +42,7 @@ def _h(event: str, removed_in: str | None = None, release: str = "18.0") -> Hist
         ("18.0", (_h("canceled"),), Removal("canceled", None, "18.0")),
         ("17.0", (_h("moved", "18.0", "17.0"), _h("moved", "19.0")), Removal("scheduled", "19.0", "17.0")),
         ("18.0", (_h("canceled"), _h("moved", "19.0", "19.0")), Removal("scheduled", "19.0", "18.0")),
+        ("18.0", (_h("withdrawn"),), Removal("withdrawn", None, "18.0")),
     ],
 )
 def test_effective_removal_is_the_last_change(
@@ -101,7 +102,7 @@ def _one(findings: list[dict[str, object]], rule_id: str) -> dict[str, object]:
 def test_registration_tokens_moved_to_20(reports: dict[str, list[dict[str, object]]]) -> None:
     levels = {t: _one(reports[t], "runner-registration-token")["severity"] for t in TARGETS}
     assert levels == {"16.0": "warning", "17.0": "warning", "18.0": "warning", "19.0": "warning",
-                      "20.0": "error", "21.0": "error"}
+                      "20.0": "error", "21.0": "error", "22.0": "error", "23.0": "error"}
     f = _one(reports["18.0"], "runner-registration-token")
     assert f["removed_in"] == "20.0"
     assert str(f["message"]).endswith(
@@ -145,3 +146,41 @@ def test_policies_list_shows_the_effective_release(capsys: pytest.CaptureFixture
     assert lines["runner-registration-token"] == "20.0"
     assert lines["license-scanning-report-artifact"] == "canceled"
     assert lines["opentofu-templates"] == "—"
+
+
+def test_withdrawn_removal_is_info_at_every_target(reports: dict[str, list[dict[str, object]]]) -> None:
+    """GitLab kept the old name working (it says so under the entry): never an error, never a warning."""
+    for pid in ("rest-pre-receive-secret-detection", "graphql-set-pre-receive-secret-detection",
+                "secret-detection-skip-push-option"):
+        for target in TARGETS:
+            f = _one(reports[target], pid)
+            assert (f["severity"], f["removed_in"], f["removal"]["status"]) == ("info", None, "withdrawn"), (  # type: ignore[index]
+                pid, target)
+
+
+def test_moved_removal_errors_only_from_its_new_release(reports: dict[str, list[dict[str, object]]]) -> None:
+    levels = {t: _one(reports[t], "registry-notifications-threshold")["severity"] for t in TARGETS}
+    assert levels == {t: ("error" if t == "23.0" else "warning") for t in TARGETS}
+    message = str(_one(reports["18.0"], "registry-notifications-threshold")["message"])
+    assert "First announced for 18.0. GitLab 18.0: removal moved to 23.0" in message
+
+
+def test_messages_do_not_name_a_release_gitlab_gave_up(policies: list[Policy]) -> None:
+    """A moved, pending, canceled or withdrawn removal: the message proper (before the history GitLab's
+    record adds) names no longer the release first announced."""
+    wrong = []
+    for p in policies:
+        r = p.removal
+        moved = r.announced and (r.status != "scheduled" or r.release != r.announced)
+        if moved and re.search(rf"\b{re.escape(str(r.announced))}\b", p.data.message):
+            wrong.append(f"{p.id}: {p.data.message}")
+    assert wrong == []
+
+
+def test_messages_name_what_the_file_says(reports: dict[str, list[dict[str, object]]]) -> None:
+    """`{value}` in a message is the value written at the finding's path (a provider's name), not its key."""
+    omniauth = [str(f["message"]) for f in reports["18.0"] if str(f["rule_id"]).startswith("omniauth-")]
+    assert omniauth and not [m for m in omniauth if "`name`" in m]
+    assert any(m.startswith("OmniAuth provider `facebook`") for m in omniauth), omniauth
+    push = str(_one(reports["18.0"], "secret-detection-skip-push-option")["message"])
+    assert "-o -o" not in push and push.startswith("`git push -o secret_detection.skip_all` still skips")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from scanner.readers.api.model import RestCall
 from scanner.readers.api.python import extract as pysource
 from scanner.rules import rest_api
-from scanner.rules.schema import RestApiSpec
+from scanner.rules.schema import validated
 
 SPEC = {
     "kind": "rest-api",
@@ -19,7 +19,7 @@ SPEC = {
 
 def _found(spec: dict[str, object], params: str) -> list[tuple[str, str]]:
     text = f'import requests\nrequests.get(f"{{API}}/api/v4/projects/1/deployments", params={{{params}}})\n'
-    matcher = rest_api.compile(RestApiSpec.model_validate(spec), _no_build)
+    matcher = rest_api.compile(validated(rest_api.Spec, spec, kind="rest-api"), _no_build)
     calls = [u for u in pysource.extract(text) if isinstance(u, RestCall)]
     lines = text.splitlines()
     return [(name, lines[line - 1][col - 1 : end_col - 1]) for c in calls

@@ -15,7 +15,7 @@ def _rows() -> list[list[str]]:
     rows = []
     for line in DOC.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and not set(line) <= set("|-: ") and cells[0] not in ("Seed row", "Release"):
+        if line.startswith("|") and not set(line) <= set("|-: ") and cells[0] not in ("Summary row", "Release"):
             rows.append(cells)
     return rows
 

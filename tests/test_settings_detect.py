@@ -1,5 +1,5 @@
-"""How settings files are recognised: by name, and by a look at the head only where a name is
-shared with other software."""
+"""How settings files are recognised: by name (under a template suffix), and by a look at the text only
+where a name is shared with other software."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.engine.kinds import claiming_kind
+from scanner.rules.documents import claiming_kind
 
 CASES = [
     ("etc/gitlab/gitlab.rb", "external_url 'https://gitlab.example.com'\n", "omnibus-config"),
@@ -56,6 +56,23 @@ CASES = [
     ("Godeps/Godeps.json", "{\"ImportPath\": \"x\"}\n", "text-file"),
     ("public/index.html", "<!doctype html>\n", "text-file"),
     (".gitlab/static-site-editor.yml", "image_upload_path: x\n", "text-file"),
+    # recognition reads the whole text: a long comment header hides nothing; a byte-order mark is read past
+    ("etc/gitlab/gitlab.rb", "# " + "x" * 80 + "\n" * 200 + "## comment\n" * 2000 + "gitlab_rails['a'] = 1\n",
+     "omnibus-config"),
+    ("k8s/deploy.yaml", "\ufeffapiVersion: apps/v1\nkind: Deployment\n", "k8s-manifest"),
+    ("k8s/long.yaml", "#" * 100 + "\n" * 100 + "# note\n" * 1000 + "apiVersion: v1\nkind: Pod\n", "k8s-manifest"),
+    # a template is read under its template suffix
+    ("roles/gitlab/templates/docker-compose.yml.j2", "services: {}\n", "compose"),
+    ("helmfile/values.yaml.gotmpl", "gitlabUrl: {{ .Values.url }}\n", "helm-values"),
+    ("k8s/deploy.yaml.j2", "apiVersion: apps/v1\nkind: Deployment\n", "k8s-manifest"),
+    ("roles/runner/templates/config.toml.j2", "concurrent = {{ n }}\n[[runners]]\n", "runner-config"),
+    ("cookbooks/gitlab/templates/gitlab.rb.erb", "external_url '<%= @url %>'\n", "omnibus-config"),
+    # a template with no other extension: a runner's config.toml when its text is TOML
+    ("terraform/template/runner-config.tpl", "concurrent = ${n}\n\n[[runners]]\n  name = \"${name}\"\n",
+     "runner-config"),
+    ("terraform/template/runner.tmpl", "%{ if on ~}\n[[runners]]\n  name = \"x\"\n%{ endif ~}\n", "runner-config"),
+    ("terraform/template/user-data.tpl", "#!/bin/bash\ncat > config.toml <<EOF\n[[runners]]\nEOF\n", None),
+    ("terraform/template/notes.tpl", "concurrent = 1\n", None),
 ]
 
 

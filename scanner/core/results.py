@@ -8,6 +8,8 @@ from typing import Any
 from scanner.core.tree import Span
 
 Route = tuple[Any, ...]  # document index first, then keys and sequence indexes
+SNIPPET_CHARS = 320  # the most characters of a line a finding shows
+SNIPPET_BEFORE = 100  # of which before the finding's column, when the line is longer
 
 
 def route_text(route: Route) -> str:
@@ -37,14 +39,27 @@ class Location:
     # or longer than the text it hides); 0: the same as in the file. Not part of the JSON contract.
     snippet_column: int = 0
     snippet_end_column: int = 0
+    # How many characters of the line come before `snippet` (a long line is clipped around the
+    # finding: `SNIPPET_CHARS`). Not part of the JSON contract.
+    snippet_offset: int = 0
 
     def snippet_span(self) -> tuple[int, int | None]:
         """The 1-based (start, end) columns of the finding in `snippet`'s first line; end None when
         the finding runs past that line."""
-        start = self.snippet_column or self.column
+        start = self.snippet_column or self.column - self.snippet_offset
         if self.end_line != self.line:
             return start, None
-        return start, self.snippet_end_column or self.end_column
+        return start, self.snippet_end_column or min(self.end_column - self.snippet_offset, len(self.snippet) + 1)
+
+    @classmethod
+    def clipped(cls, path: str, span: Span, symbolic: str, line: str) -> Location:
+        """A finding's place with its line as the snippet, clipped around the finding when long, so
+        output stays linear in the input however long a line is."""
+        if len(line) <= SNIPPET_CHARS:
+            return cls.of(path, span, symbolic, line)
+        start = max(0, min(span[1] - 1 - SNIPPET_BEFORE, len(line) - SNIPPET_CHARS))
+        return cls(path, span[0], span[1], span[2], span[3], symbolic, line[start : start + SNIPPET_CHARS],
+                   snippet_offset=start)
 
     @classmethod
     def of(cls, path: str, span: Span, symbolic: str, snippet: str) -> Location:
@@ -59,6 +74,11 @@ class Move:
     event: str  # moved | postponed | canceled | removed | announced | deprecated
     removed_in: str | None
     note: str
+
+
+# The `origin:` of GitLab's own deprecations; any other origin is a local or organisation's policy
+# (`origin: local`, `origin: acme`), which every format names as such.
+GITLAB_ORIGINS = frozenset({"gitlab", "deprecation-summary"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +99,12 @@ class Finding:
     removal: str = "scheduled"
     first_announced: str | None = None
     history: tuple[Move, ...] = ()
+    origin: str = "gitlab"  # the policy's `origin:`; not in GITLAB_ORIGINS: a local policy
+
+    @property
+    def local(self) -> bool:
+        """A policy of your own (`origin: local`, an organisation's name), not one of GitLab's."""
+        return self.origin not in GITLAB_ORIGINS
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +144,44 @@ class ProjectRecord:
     files: tuple[FileUse, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """What a scan was compared with (`sunset scan --diff-base REF`, the merge request's target): the
+    findings and input errors also there, and the findings there that are gone. Fingerprints match
+    findings, so a finding whose line moved is the same finding."""
+
+    base: str  # as the user named it
+    commit: str  # the commit compared with
+    existing: frozenset[str] = frozenset()  # fingerprints of findings also at the base
+    existing_errors: frozenset[tuple[str, str]] = frozenset()  # (path, message) of input errors also there
+    fixed: tuple[Finding, ...] = ()  # findings at the base that are gone
+    note: str = ""  # how the base was chosen, when it is not the merge base
+
+    def is_new(self, f: Finding) -> bool:
+        return f.fingerprint not in self.existing
+
+    def is_new_error(self, e: InputError) -> bool:
+        return (e.path, e.message) not in self.existing_errors
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeStep:
+    """One step of the upgrade from the release the instance runs to the target: a required upgrade
+    stop of GitLab's upgrade path (or the target itself) and the findings whose change takes effect
+    after the step before it and at or before this one."""
+
+    release: str
+    required: bool  # a required stop (`conditional` ones are required of some instances only)
+    conditional: bool
+    note: str
+    findings: tuple[int, ...] = ()  # indexes into the report's findings (a redacted copy keeps them)
+
+
 @dataclass(slots=True)
 class Report:
     target: str
+    current: str | None = None  # the release the instance runs (`--from`); None: not known
+    upgrade: tuple[UpgradeStep, ...] = ()  # with both ends known: the stops and what breaks at each
     findings: list[Finding] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     includes: list[IncludeRecord] = field(default_factory=list)
@@ -130,6 +191,14 @@ class Report:
     suppressed: int = 0
     baselined: int = 0
     projects: list[ProjectRecord] = field(default_factory=list)  # instance scans only
+    diff: Diff | None = None  # `--diff-base`: what is new against the base
+
+    def new_findings(self) -> list[Finding]:
+        """The findings the change adds: all of them without a diff."""
+        return self.findings if self.diff is None else [f for f in self.findings if self.diff.is_new(f)]
+
+    def new_errors(self) -> list[InputError]:
+        return self.errors if self.diff is None else [e for e in self.errors if self.diff.is_new_error(e)]
 
     def severity_counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

@@ -56,6 +56,8 @@ class Tree:
     keys: set[str] = field(default_factory=set)
     # `(line, message)` for statements a parser could not read; the rest of the file was read.
     warnings: list[tuple[int | None, str]] = field(default_factory=list)
+    # `(line, message)` worth saying that is not an error in the file (template syntax not read).
+    notices: list[tuple[int | None, str]] = field(default_factory=list)
     # Documents of another kind written inside this one, as (kind, tree) with positions in this
     # file: a compose service's `GITLAB_OMNIBUS_CONFIG` is a `gitlab.rb`.
     embedded: list[tuple[str, Tree]] = field(default_factory=list)

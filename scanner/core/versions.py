@@ -23,9 +23,17 @@ class Version(NamedTuple):
         return f"{self.major}.{self.minor}"
 
 
-def severity_for(removed_in: Version | None, informational: bool, target: Version) -> str:
-    """error: removed at or before the target; info: informational; warning: anything else."""
-    if informational:
+def in_effect(removed_in: Version | None, current: Version | None) -> bool:
+    """The change took effect at or before the release the instance runs today (`--from`): what the
+    upgrade at hand changes is elsewhere."""
+    return removed_in is not None and current is not None and removed_in <= current
+
+
+def severity_for(removed_in: Version | None, informational: bool, target: Version,
+                 current: Version | None = None) -> str:
+    """error: removed at or before the target; info: informational, or in effect already at the
+    release the instance runs (`current`); warning: anything else."""
+    if informational or in_effect(removed_in, current):
         return "info"
     if removed_in is not None and removed_in <= target:
         return "error"

@@ -1,6 +1,7 @@
 """`.sunset.yml`: a repository's own choices, validated like a policy (unknown keys rejected).
 
     target: "18.0"            # release to upgrade to
+    from: "16.11"             # release the instance runs today: changes in effect by then are info
     fail_on: warning          # error | warning | info | never
     policies:
       select: [terraform-templates]   # only these (default: all)
@@ -13,10 +14,12 @@
     kinds:                        # files recognition cannot decide: glob -> document kind
       "deploy/*.yaml": helm-values
 
-The file is `.sunset.yml`, or the `[tool.sunset]` table of a `pyproject.toml` (keys with `-` or `_`),
-found in the working directory or its parents up to the repository root (the folder holding `.git`),
-else in the scanned folder and its parents; `--config FILE` names one. Command-line flags win over the
-file. A broken file is `file:line: problem` and exit 2.
+The file is `.sunset.yml`, or the `[tool.sunset]` table of a `pyproject.toml` (keys with `-` or `_`;
+read as TOML, so `[tool.sunset.policies]` alone or dotted keys are the table too), found in the
+working directory or its parents up to the repository root (the folder holding `.git`), else in the
+scanned folder and its parents (`scanner.engine.discovery`); `--config FILE` names one. Command-line flags win over
+the file. A broken file is `file:line: problem` and exit 2. `policies: select/ignore` take selectors
+(`scanner.engine.select`).
 """
 
 from __future__ import annotations
@@ -29,8 +32,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scanner.core.files import ReadProblem, read_settings_text
 from scanner.core.tree import ParseError
+from scanner.engine import select as selectors
+from scanner.engine.discovery import toml_key_lines
 from scanner.readers.yamldoc import load_yaml
-from scanner.rules.facets import check_kind_names
+from scanner.rules.documents import check_kind_names
+from scanner.rules.policy import Policy
 
 
 class ConfigError(Exception):
@@ -48,6 +54,7 @@ class PolicySelection(_Strict):
 
 class Config(_Strict):
     target: str | None = Field(default=None, pattern=r"^(0|[1-9]\d*)(\.(0|[1-9]\d*)(\.\d+)?)?$")  # 17, 17.10, 17.10.2
+    from_: str | None = Field(default=None, alias="from", pattern=r"^(0|[1-9]\d*)(\.(0|[1-9]\d*)(\.\d+)?)?$")
     fail_on: Literal["error", "warning", "info", "never"] | None = None
     policies: PolicySelection = PolicySelection()
     severity: dict[str, Literal["error", "warning", "info"]] = {}
@@ -69,7 +76,7 @@ class Config(_Strict):
         check_kind_names(value.values())
         return value
 
-    @field_validator("target", mode="before")
+    @field_validator("target", "from_", mode="before")
     @classmethod
     def _release_text(cls, value: object) -> object:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
@@ -87,9 +94,6 @@ class LoadedConfig(NamedTuple):
         return 1
 
 
-_TOOL_TABLE = re.compile(r"^[ \t]*\[tool\.sunset\][ \t]*(#.*)?$", re.M)
-
-
 def load_config(path: Path) -> LoadedConfig:
     if path.name == "pyproject.toml":
         return _load_pyproject(path)
@@ -104,7 +108,7 @@ def load_config(path: Path) -> LoadedConfig:
     if not isinstance(root, dict):
         raise ConfigError(f"{path}:1: the configuration must be a mapping")
     lines = doc.key_lines(0) if doc.roots else {}
-    return _validate(root, path, lines, _raw_value(path, lines, ":"), "target: ")
+    return _validate(root, path, lines, ":")
 
 
 def _load_pyproject(path: Path) -> LoadedConfig:
@@ -116,27 +120,30 @@ def _load_pyproject(path: Path) -> LoadedConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}:{getattr(exc, 'lineno', 1) or 1}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("sunset")
+        at = re.search(r"\(at line (\d+), column \d+\)", str(exc))  # tomllib has no `lineno` before 3.14
+        raise ConfigError(f"{path}:{getattr(exc, 'lineno', None) or (at and at.group(1)) or 1}: invalid TOML: "
+                          f"{exc}") from None
+    except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of thousands of digits
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+        raise ConfigError(f"{path}:1: cannot read: {reason}") from None
+    table = data.get("tool", {}).get("sunset") if isinstance(data.get("tool"), dict) else None
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}:1: [tool.sunset] must be a table")
-    header = _TOOL_TABLE.search(text)
-    start = text.count("\n", 0, header.start()) + 1 if header else 1
-    source = text.splitlines()
+        raise ConfigError(f"{path}:1: tool.sunset must be a table")
+    positions = toml_key_lines(text, ("tool", "sunset"))
     root: dict[str, Any] = {}
     lines: dict[tuple[str | int, ...], int] = {}
     for key, value in table.items():
         name = key.replace("-", "_")
         root[name] = value
-        pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-        found = next((i + 1 for i in range(start, len(source)) if pattern.match(source[i])), start)
-        lines[(name,)] = found
-    return _validate(root, path, lines, _raw_value(path, lines, "="), "target = ")
+    for route, line in positions.items():
+        lines.setdefault((route[0].replace("-", "_"), *route[1:]), line)
+    return _validate(root, path, lines, "=")
 
 
-def _raw_value(path: Path, lines: dict[tuple[str | int, ...], int], sep: str) -> str | None:
-    """The `target` as written on its line (`17.10`), to quote it back when it was read as a number."""
-    line = lines.get(("target",))
+def _raw_value(path: Path, lines: dict[tuple[str | int, ...], int], sep: str, key: str) -> str | None:
+    """A release (`target`, `from`) as written on its line (`17.10`), to quote it back when it was read
+    as a number."""
+    line = lines.get((key,))
     if line is None:
         return None
     try:
@@ -147,15 +154,15 @@ def _raw_value(path: Path, lines: dict[tuple[str | int, ...], int], sep: str) ->
     return value or None
 
 
-def _validate(
-    root: dict[str, Any], path: Path, lines: dict[tuple[str | int, ...], int], raw: str | None, assign: str
-) -> LoadedConfig:
-    if isinstance(root.get("target"), float):  # `17.10` unquoted is the number 17.1: say so, never guess
-        written = raw or str(root["target"])
-        line = lines.get(("target",), 1)
-        read = f" (read as {root['target']})" if written != str(root["target"]) else ""
-        raise ConfigError(f"{path}:{line}: target: {written} is a number{read}, not a release; "
-                          f'write it as a string: {assign}"{written}"')
+def _validate(root: dict[str, Any], path: Path, lines: dict[tuple[str | int, ...], int], sep: str) -> LoadedConfig:
+    for key in ("target", "from"):
+        if isinstance(root.get(key), float):  # `17.10` unquoted is the number 17.1: say so, never guess
+            written = _raw_value(path, lines, sep, key) or str(root[key])
+            line = lines.get((key,), 1)
+            read = f" (read as {root[key]})" if written != str(root[key]) else ""
+            assign = f"{key}: " if sep == ":" else f"{key} = "
+            raise ConfigError(f"{path}:{line}: {key}: {written} is a number{read}, not a release; "
+                              f'write it as a string: {assign}"{written}"')
     try:
         return LoadedConfig(Config.model_validate(root), path, lines)
     except ValidationError as exc:
@@ -166,15 +173,20 @@ def _validate(
         raise ConfigError(f"{path}:{line}: {field_name}: {err['msg']}") from None
 
 
-def check_policy_ids(loaded: LoadedConfig, known: set[str]) -> None:
-    """Every policy id the file names must exist: a typo would silently select or ignore nothing."""
+def check_policy_ids(loaded: LoadedConfig, policies: list[Policy]) -> None:
+    """Every selector in `policies:` must select a policy and every `severity:` key must be a policy id:
+    a typo would silently select, ignore or change nothing."""
     c = loaded.config
-    routes: list[tuple[str | int, ...]] = [("policies", "select", i) for i in range(len(c.policies.select or ()))]
-    routes += [("policies", "ignore", i) for i in range(len(c.policies.ignore))]
-    named = [*(c.policies.select or ()), *c.policies.ignore]
-    routes += [("severity", pid) for pid in c.severity]
-    named += list(c.severity)
-    for pid, route in zip(named, routes, strict=True):
+    named: list[tuple[str, tuple[str | int, ...]]] = [
+        *((s, ("policies", "select", i)) for i, s in enumerate(c.policies.select or ())),
+        *((s, ("policies", "ignore", i)) for i, s in enumerate(c.policies.ignore)),
+    ]
+    for selector, route in named:
+        if selectors.unknown([selector], policies):
+            raise ConfigError(f"{loaded.path}:{loaded.line_of(*route)}: {route[0]}.{route[1]}: "
+                              f"{selectors.problem(selector, policies)}")
+    known = {p.id for p in policies}
+    for pid in c.severity:
         if pid not in known:
-            line = loaded.line_of(*route)
+            line = loaded.line_of("severity", pid)
             raise ConfigError(f"{loaded.path}:{line}: unknown policy {pid!r}; see `sunset policies list`")

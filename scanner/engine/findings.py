@@ -14,9 +14,9 @@ from datetime import date
 from scanner.core.document import Document
 from scanner.core.redact import redact
 from scanner.core.results import Finding, InputError, Location, Move, Report
-from scanner.core.versions import Version
+from scanner.core.versions import Version, in_effect
 from scanner.engine.suppress import Suppressions
-from scanner.rules.hints import fill
+from scanner.rules.hints import fill, fill_message
 from scanner.rules.hits import Hit
 
 
@@ -28,6 +28,7 @@ class FindingRules:
     today: date = field(default_factory=date.today)
     severity: dict[str, str] = field(default_factory=dict)  # policy id → forced severity
     baseline: frozenset[str] = frozenset()  # fingerprints to leave out
+    current: Version | None = None  # the release the instance runs (`--from`); None: not known
 
 
 def fingerprint(policy_id: str, loc: Location, matched: str, nth: int) -> str:
@@ -78,7 +79,8 @@ class Recorder:
                 self.report.baselined += 1
                 continue
             found = self.finding(hit, loc, print_, note, fill(hit.policy.data.hints, doc, hit.route, loc.symbolic,
-                                                              hit.matched))
+                                                              hit.matched),
+                                 fill_message(hit.policy.data.message, doc, hit.route, hit.matched))
             self.report.findings.append(found)
             if self.observer is not None:
                 self.observer(found, hit, doc)
@@ -94,17 +96,19 @@ class Recorder:
         self.pending.clear()
         self.report.warnings.sort(key=lambda w: (w.path, w.line or 0, w.message))
 
-    def finding(self, hit: Hit, loc: Location, print_: str, note: str, hint: str | None) -> Finding:
-        """`hint`: the policy's replacement filled from this finding (`scanner.rules.hints`)."""
+    def finding(self, hit: Hit, loc: Location, print_: str, note: str, hint: str | None, message: str) -> Finding:
+        """`hint`: the policy's replacement filled from this finding, `message` its message with the
+        placeholders filled and the file's text redacted (`scanner.rules.hints`)."""
         p = hit.policy
         data = p.data
-        # the matched text comes from the scanned file: redacted here, where it meets the policy's prose
-        message = data.message.replace("{match}", redact(hit.matched)) if "{match}" in data.message else data.message
         if hit.detail:
             message += " " + redact(hit.detail)
         if data.history:
             message += " " + p.history_note()
-        severity = self.rules.severity.get(p.id) or p.severity_at(self.rules.target)
+        severity = self.rules.severity.get(p.id) or p.severity_at(self.rules.target, self.rules.current)
+        if in_effect(p.removed, self.rules.current):
+            message += (f" In effect since GitLab {p.removal.release}, at or before {self.rules.current}, "
+                        "the release you run.")
         if hit.condition:  # a templated value decides it: the file alone does not say it applies
             message = f"If {hit.condition}: {message[:1].lower()}{message[1:]}"
             if severity == "error" and hit.policy.id not in self.rules.severity:
@@ -125,4 +129,5 @@ class Recorder:
             removal=removal.status,
             first_announced=removal.announced,
             history=tuple(Move(h.release, h.event, h.removed_in, h.note.strip()) for h in data.history),
+            origin=data.origin,
         )

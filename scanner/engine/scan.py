@@ -1,4 +1,5 @@
-"""The scan: discover pipeline roots, follow their includes, evaluate policies, build the report.
+"""The scan: what it is asked to do (`ScanOptions`, the command's `Plan`), then discover pipeline
+roots, follow their includes, evaluate policies, build the report.
 
 Each file is read, parsed and evaluated once per scan (keyed by its real path), however many pipelines include it.
 Include problems (missing files, cycles, escapes, nesting over GitLab's limits) are errors on the including line.
@@ -7,7 +8,6 @@ Include problems (missing files, cycles, escapes, nesting over GitLab's limits) 
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,9 +18,11 @@ from typing import Any
 from scanner.core.document import Document
 from scanner.core.files import (
     CI_NAMES,
+    MAX_FILE_BYTES,
     MISSING,
     ReadProblem,
     Skipped,
+    inside,
     named_repo_root,
     not_scanned,
     path_problem,
@@ -29,38 +31,80 @@ from scanner.core.files import (
     relative,
     repo_root_of,
     scan_base,
-    shorten,
     walk,
 )
 from scanner.core.results import Finding, IncludeRecord, InputError, Report, internal_error
 from scanner.core.tree import ParseError, Tree
+from scanner.core.versions import Version
+from scanner.engine.filelog import FileLog
 from scanner.engine.findings import FindingRules, Recorder
-from scanner.engine.globs import gitignore, glob_files
-from scanner.engine.kinds import KINDS, Kind
-from scanner.engine.options import CiConfig, Plan, ScanOptions, StdinFile
+from scanner.engine.globs import gitignore
+from scanner.engine.localinclude import MAX_INCLUDE_DEPTH, MAX_INCLUDES, Wildcards, local_targets
+from scanner.engine.localinclude import Pipeline as _Pipeline
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
 from scanner.rules import ci_templates
+from scanner.rules.documents import KINDS, DocumentKind
+from scanner.rules.evaluate import PolicyIndex, evaluate
 from scanner.rules.hits import Hit
-from scanner.rules.index import PolicyIndex
 from scanner.rules.policy import Policy
 
-__all__ = ["CiConfig", "Plan", "Scan", "ScanOptions", "StdinFile", "scan"]
 
-# GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
-MAX_INCLUDES = 150
-MAX_INCLUDE_DEPTH = 100
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    target: Version
+    current: Version | None = None  # the release the instance runs today (`--from`, `--gitlab`)
+    max_file_bytes: int = MAX_FILE_BYTES
+    progress: Callable[[int, str], None] | None = None
+    today: date | None = None  # for suppression expiry; None = today
+    severity: dict[str, str] = field(default_factory=dict)
+    baseline: frozenset[str] = frozenset()
+    exclude: tuple[str, ...] = ()  # gitignore patterns (pathspec), from `exclude_base`
+    exclude_base: Path | None = None  # the configuration file's folder; None: the scan base
+    kinds: dict[str, str] = field(default_factory=dict)  # glob relative to the scan base -> document kind
+    display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
+    ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
+    stdin: StdinFile | None = None  # `sunset scan -`
+    # told of every file: (path as shown, "read" or "skipped", the kind and why, or why not) — `--show-files`
+    files: Callable[[str, str, str], None] | None = None
 
 
-@dataclass(slots=True)
-class _Pipeline:
-    repo: Path
-    repo_real: Path = field(init=False)
-    includes: int = 0
-    over_limit: bool = False
+@dataclass(frozen=True, slots=True)
+class StdinFile:
+    """`sunset scan -`: the text read from standard input (or why it could not be read) and the name
+    it is scanned as (`--stdin-filename`: its kind, its place for local includes and the path shown).
+    Without a name it is a pipeline file (`.gitlab-ci.yml` in the working directory) shown as `-`."""
 
-    def __post_init__(self) -> None:
-        self.repo_real = self.repo.resolve()
+    text: str | ReadProblem
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CiConfig:
+    """A custom CI/CD configuration file as the user named it: a path (made absolute from where it was
+    given), `path@group/project` or a URL; `source` and `line` say where it was named."""
+
+    value: str
+    source: str  # `--ci-config`, or the configuration file's absolute path
+    line: int = 0
+    given: str = ""  # as the user wrote it, for messages
+
+    def where(self, base: Path) -> str:
+        return relative(Path(self.source), base) if os.path.isabs(self.source) else self.source
+
+    def repository(self) -> Path:
+        """The repository of the configuration file that named it: all such a file may name."""
+        return named_repo_root(Path(self.source), Path(self.source).parent, by_name=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One scan as the user asked for it: flags and `.sunset.yml` resolved (`scanner.commands.scan`)."""
+
+    paths: list[Path]
+    policies: list[Policy]
+    options: ScanOptions
+    fail_on: str
 
 
 @dataclass(slots=True)
@@ -75,31 +119,36 @@ class Scan:
     excluded: Any = field(init=False)  # a pathspec.GitIgnoreSpec, or None
     recognition: Recognition = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
+    wildcards: Wildcards = field(default_factory=Wildcards)
+    log: FileLog = field(init=False)  # `sunset scan --show-files`
 
     def __post_init__(self) -> None:
-        self.report = Report(target=str(self.options.target))
         o = self.options
-        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline)
+        self.report = Report(target=str(o.target), current=str(o.current) if o.current else None)
+        rules = FindingRules(o.target, o.today or date.today(), o.severity, o.baseline, o.current)
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = gitignore(o.exclude) if o.exclude else None
         self.recognition = Recognition.of(o.kinds)
+        self.log = FileLog(o.files, self.shown, o.exclude, o.exclude_base or self.base)
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
         }
 
     def run(self, paths: Iterable[Path]) -> Report:
+        o = self.options
         for arg in paths:
             arg = Path(os.path.abspath(arg))
             if arg.is_dir():
-                for path in walk(arg):
+                for path in walk(arg, on_skip=self.log.folder if o.files else None):
                     if not isinstance(path, Skipped):
                         self.dispatch(path, arg, explicit=False)
                     elif not self.is_excluded(path.path):
-                        self.error(path.path, None, path.message)
+                        self.error(path.path, None, path.message, skipped=True)
             elif (problem := path_problem(arg)) is None:
                 self.dispatch(arg, named_repo_root(arg), explicit=True)
             else:
-                self.error(arg, None, "no such file or directory" if problem == MISSING else not_scanned(problem))
+                self.error(arg, None, "no such file or directory" if problem == MISSING else not_scanned(problem),
+                           skipped=True)
         if self.options.stdin is not None:
             self.stdin(self.options.stdin)
         for config in self.options.ci_configs:
@@ -109,9 +158,12 @@ class Scan:
         self.report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return self.report
 
-    def error(self, path: Path | str, line: int | None, message: str) -> None:
+    def error(self, path: Path | str, line: int | None, message: str, skipped: bool = False) -> None:
+        """An input error; `skipped`: the file is not read because of it (`--show-files` says so)."""
         where = printable(path) if isinstance(path, str) else self.shown(path)
         self.report.errors.append(InputError(where, line, printable(message)))
+        if skipped:
+            self.log.skipped(where, printable(message))
 
     def shown(self, path: Path) -> str:
         return relative(path, self.options.display or self.base)
@@ -122,7 +174,7 @@ class Scan:
             return False
         return bool(self.excluded.match_file(relative(path, self.options.exclude_base or self.base)))
 
-    def dispatch(self, path: Path, top: Path, explicit: bool, kind: Kind | None = None) -> None:
+    def dispatch(self, path: Path, top: Path, explicit: bool, kind: DocumentKind | None = None) -> None:
         """A pipeline root starts a pipeline; a file another kind claims is checked on its own. A file
         named on the command line (`top`: its repository root) that fits no kind is reported."""
         rel = relative(path, self.base)
@@ -130,13 +182,15 @@ class Scan:
             kind = self.recognition.named(path, rel, self.options.max_file_bytes)
             if kind is None:
                 self.error(path, None, "not recognised: no GitLab file kind fits it; if it is one, name its kind "
-                           f"under `kinds:` in .sunset.yml ({', '.join(KINDS)})")
+                           f"under `kinds:` in .sunset.yml ({', '.join(KINDS)})", skipped=True)
                 return
         elif kind is None:
             kind = self.recognition.walked(path, rel)
             if kind is None:
+                self.log.unrecognised(path, self.is_excluded)
                 return
         pipeline = _Pipeline(top if explicit else repo_root_of(path, top))
+        self.log.why(path, "named on the command line" if explicit else "pipeline root" if kind is PIPELINE else "")
         if kind is PIPELINE:
             self.visit(path, path.resolve(), pipeline, ())
         else:
@@ -153,30 +207,38 @@ class Scan:
             file, _, project = value.rpartition("@")
             self.report.includes.append(IncludeRecord(source, config.line, "project", f"{project}:{file}",
                                                       False, "custom CI/CD configuration file in another project"))
+        elif os.path.isabs(config.source) and not inside(Path(value), root := config.repository()):
+            self.error(source, config.line or None, f"CI/CD configuration file `{config.given or value}` is outside "
+                       f"the repository ({root}); not read")
         elif (path := Path(os.path.abspath(value))).is_file():
+            self.log.why(path, f"custom CI/CD configuration file ({source}{f':{config.line}' if config.line else ''})")
             self.dispatch(path, named_repo_root(path, by_name=False), explicit=True, kind=PIPELINE)
         else:
             missing = config.given or value
             self.error(source, config.line or None, f"CI/CD configuration file `{missing}` does not exist")
 
-    def load(self, path: Path, real: Path, pipeline: _Pipeline, kind: Kind = KINDS["gitlab-ci"]) -> Document | None:
+    def load(self, path: Path, real: Path, pipeline: _Pipeline, kind: DocumentKind = PIPELINE) -> Document | None:
         """Read, parse and check a file the first time it is reached; None if unreadable or seen before."""
         if real in self.seen:
             return None
         self.seen.add(real)
         if self.is_excluded(path):
+            self.log.excluded(path)
             return None
         text = read_text(real, pipeline.repo_real, self.options.max_file_bytes)
         if isinstance(text, ReadProblem):
-            self.error(path, text.line, text.message)
+            self.error(path, text.line, text.message, skipped=True)
             return None
         return self.check(path, text, kind)
 
-    def check(self, path: Path, text: str, kind: Kind, shown: str = "", data: Tree | None = None) -> Document | None:
+    def check(
+        self, path: Path, text: str, kind: DocumentKind, shown: str = "", data: Tree | None = None
+    ) -> Document | None:
         """Check a file's text (parsed unless `data` is given); `shown` names files not on disk (scanner.instance).
         A bug on one file never stops the scan: it is an input error on that file."""
         where: Path | str = shown or path
         self.report.files_scanned += 1
+        self.log.read(where, path, kind.name)
         if self.options.progress:
             self.options.progress(self.report.files_scanned, shown or self.shown(path))
         try:
@@ -187,16 +249,16 @@ class Scan:
             self.error(where, None, internal_error(exc))
         return None
 
-    def _check(self, path: Path, text: str, kind: Kind, where: Path | str, data: Tree | None) -> Document:
+    def _check(self, path: Path, text: str, kind: DocumentKind, where: Path | str, data: Tree | None) -> Document:
         data = kind.parse(text) if data is None else data
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(where, line, message)
         doc = Document(where if isinstance(where, str) else self.shown(path), path, kind.name, text, data)
-        self.recorder.record(doc, kind.evaluate(self.indexes[kind.name], doc))
+        self.report.warnings += [InputError(printable(doc.path), n, printable(m)) for n, m in data.notices]  # no error
+        self.recorder.record(doc, evaluate(self.indexes[kind.name], doc))
         for i, (inner_kind, inner) in enumerate(data.embedded):  # a compose service's GITLAB_OMNIBUS_CONFIG
             inner_doc = Document(doc.path, path, inner_kind, text, inner, host=(kind.name, i, len(data.warnings)))
-            self.recorder.record(inner_doc, KINDS[inner_kind].evaluate(self.indexes[inner_kind], inner_doc),
-                                 suppressions_checked=True)
+            self.recorder.record(inner_doc, evaluate(self.indexes[inner_kind], inner_doc), suppressions_checked=True)
         return doc
 
     def stdin(self, given: StdinFile) -> None:
@@ -215,6 +277,7 @@ class Scan:
             return
         real = path.resolve()
         self.seen.add(real)
+        self.log.why(path, "standard input")
         doc = self.check(path, given.text, kind, shown=shown)
         if doc is not None and kind is PIPELINE:
             self.includes(doc, path, _Pipeline(named_repo_root(path)), (real,))
@@ -241,10 +304,9 @@ class Scan:
             return
         unresolved = "$" in entry.target
         notes = ["child pipeline (trigger:include)"] if entry.child else []
-        notes += ["path uses CI/CD variables; not resolved"] if unresolved else []
-        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" and not unresolved else []
-        notes = [n for n in notes if n]
-        note = "; ".join(notes)
+        notes += [ci_templates.include_note(entry.target)] if entry.kind == "template" else []  # `$`: not resolved
+        notes += ["path uses CI/CD variables; not resolved"] if unresolved and entry.kind != "template" else []
+        note = "; ".join(n for n in notes if n)
         shown = printable(entry.target)
         if entry.kind != "local" or unresolved:
             self.report.includes.append(IncludeRecord(doc.path, line, entry.kind, shown, False, note))
@@ -252,6 +314,7 @@ class Scan:
         targets = self.local_targets(doc, entry.target, line, pipeline)
         self.report.includes.append(IncludeRecord(doc.path, line, "local", shown, bool(targets), note))
         for target, real in targets:
+            self.log.why(target, f"{'child pipeline of' if entry.child else 'included by'} {doc.path}:{line}")
             if entry.child:  # a child pipeline is a root of its own, with its own include limits
                 self.visit(target, real, _Pipeline(pipeline.repo), ())
             elif real in stack:
@@ -267,33 +330,10 @@ class Scan:
                 self.visit(target, real, pipeline, stack)
 
     def local_targets(self, doc: Document, target: str, line: int, pipeline: _Pipeline) -> list[tuple[Path, Path]]:
-        """The files a local include names, each with its resolved path, inside the repository."""
-        repo, repo_real = pipeline.repo, pipeline.repo_real
-        rel = posixpath.normpath(target.lstrip("/"))
-        if rel == ".." or rel.startswith("../") or posixpath.isabs(rel):
-            self.error(doc.path, line, f"include `{target}` escapes the repository root")
-            return []
-        if "*" not in rel:
-            path = repo / rel
-            if (problem := path_problem(path)) is not None:
-                said = "does not exist" if problem == MISSING else f"cannot be read: {problem}"
-                self.error(doc.path, line, f"local include `{shorten(target)}` {said}")
-                return []
-            real = path.resolve()
-            if not real.is_relative_to(repo_real):
-                self.error(doc.path, line, f"include `{target}` escapes the repository root (symlink)")
-                return []
-            return [(path, real)]
-        found = []
-        for p in glob_files(repo, rel):
-            if isinstance(p, Skipped):
-                self.error(doc.path, line, f"local include `{shorten(target)}` matches `{relative(p.path, repo)}`: "
-                           f"{p.message}")
-            elif (r := p.resolve()).is_relative_to(repo_real):
-                found.append((p, r))
-        if not found:
-            self.error(doc.path, line, f"local include pattern `{shorten(target)}` matches no file")
-        return found
+        def may_include(path: Path) -> bool:  # not a file of another kind (database.yml, compose, Helm, k8s)
+            return self.recognition.walked(path, relative(path, self.base)) in (None, PIPELINE)
+
+        return local_targets(target, pipeline, self.wildcards, lambda m: self.error(doc.path, line, m), may_include)
 
 
 def scan(paths: list[Path], policies: list[Policy], options: ScanOptions) -> Report:

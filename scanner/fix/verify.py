@@ -28,8 +28,8 @@ from ruamel.yaml.error import YAMLError
 
 from scanner.core.document import Document
 from scanner.core.tree import ParseError, Tagged, unwrap
-from scanner.engine.kinds import KINDS
 from scanner.fix.plan import Expect
+from scanner.rules.documents import KINDS
 
 YAML_KINDS = frozenset(
     {"gitlab-ci", "gitlab-yml", "database-yml", "registry-config", "helm-values", "compose", "k8s-manifest"}
@@ -109,6 +109,8 @@ def _parse(doc: Document, text: str) -> list[Any]:
         raise Unverified(f"the result does not parse: {exc.message}{where}") from None
     if len(tree.warnings) > warnings:
         line, message = tree.warnings[-1]
+        if message.startswith("invalid YAML"):  # read past it (scanner.readers.yamlrepair), yet broken
+            raise Unverified(f"the result does not parse: {message.split(' (line')[0]} (line {line})")
         raise Unverified(f"the result has a statement sunset cannot read (line {line}: {message})")
     if index < 0:
         return tree.roots

@@ -19,12 +19,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from scanner.core.results import FileUse, ProjectRecord, Report
-from scanner.engine.kinds import KINDS
 from scanner.engine.scan import Scan, ScanOptions
 from scanner.instance import journal
 from scanner.instance.api import Api, ProjectInfo
 from scanner.instance.store import BlobCache, Store
 from scanner.instance.walk import Context, ProjectResult, Walk
+from scanner.rules.documents import KINDS
 from scanner.rules.policy import Policy
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Protocol
 
 from scanner.core.tree import ParseError, Tree
-from scanner.engine.kinds import KINDS
 from scanner.instance.api import ApiError
+from scanner.rules.documents import KINDS
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -33,7 +33,14 @@ _TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"
 
 
 class YamlError(ParseError):
-    """YAML that cannot be read."""
+    """YAML that cannot be read; `context` and `context_line` are libyaml's ("while scanning a quoted
+    scalar", where it started), when it gives them."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None, context: str = "",
+                 context_line: int | None = None) -> None:
+        super().__init__(message, line, column)
+        self.context = context
+        self.context_line = context_line
 
 
 def _span(node: Node) -> Span:
@@ -208,18 +215,27 @@ _MAX_STANDINS = 64
 
 def load_yaml(text: str, name: str = "<string>") -> Tree:
     """Parse every document in `text`; raise `YamlError` with a 1-based position."""
+    try:
+        return load_fast(text)
+    except YamlError as exc:
+        if not exc.message.startswith("invalid YAML"):
+            raise
+    return _load(text, _SLOW)
+
+
+def load_fast(text: str) -> Tree:
+    """`load_yaml` with libyaml alone (GitLab's parser too): its error where the pure composer might
+    read on. Flow-scalar colons are accepted as `load_yaml` accepts them."""
     patched = text
     for _ in range(_MAX_STANDINS):
         try:
             return _load(patched, _FAST, restore=patched is not text)
         except YamlError as exc:
-            if not exc.message.startswith("invalid YAML"):
-                raise
-            offset = _flow_colon(patched, exc)
+            offset = _flow_colon(patched, exc) if exc.message.startswith("invalid YAML") else None
             if offset is None:
-                break
+                raise
             patched = patched[:offset] + _COLON_STANDIN + patched[offset + 1 :]
-    return _load(text, _SLOW)
+    return _load(patched, _FAST, restore=True)
 
 
 def _flow_colon(text: str, exc: YamlError) -> int | None:
@@ -255,7 +271,8 @@ def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
         line = mark.line + 1 if mark is not None else None
         col = mark.column + 1 if mark is not None else None
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        raise YamlError(f"invalid YAML: {problem or exc}", line, col) from None
+        start = exc.context_mark.line + 1 if exc.context_mark is not None else None
+        raise YamlError(f"invalid YAML: {problem or exc}", line, col, str(exc.context or ""), start) from None
     except YAMLError as exc:
         raise YamlError(f"invalid YAML: {exc}") from None
     except (ValueError, OverflowError):  # the pure scanner's chr() of an escape past U+10FFFF

@@ -37,6 +37,7 @@ def finding_dict(f: Finding, tiers: Mapping[str, str] | None = None) -> dict[str
         "fingerprint": f.fingerprint,
         "symbolic_path": loc.symbolic,
         "snippet": loc.snippet,
+        "origin": f.origin,  # added within version 1: `gitlab`, `deprecation-summary`, or a local policy's
         "fixable": tier is not None,
         "fix_tier": tier,
         # added within version 1: GitLab's record today (`removed_in` above is the effective release)
@@ -50,11 +51,54 @@ def finding_dict(f: Finding, tiers: Mapping[str, str] | None = None) -> dict[str
     }
 
 
+def diff_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`--diff-base` (added within version 1): what the findings were compared with, the counts, and the
+    findings at the base that are gone."""
+    d = report.diff
+    assert d is not None
+    new = report.new_findings()
+    return {"base": d.base, "commit": d.commit, "note": d.note, "new": len(new),
+            "existing": len(report.findings) - len(new), "fixed": [finding_dict(f, tiers) for f in d.fixed],
+            "new_errors": len(report.new_errors())}
+
+
+def upgrade_dict(report: Report) -> dict[str, Any]:
+    """Added within contract v1, with `--from`: the release the instance runs, GitLab's required stops
+    between it and the target, and at each step the findings (indexes into `findings`) whose change
+    takes effect there."""
+    from scanner.core.upgrade import past_known_stops
+    from scanner.core.versions import Version
+
+    return {
+        "from": report.current,
+        "target": report.target,
+        "stops_known_until": past_known_stops(Version.parse(report.target)),
+        "steps": [
+            {"release": s.release, "required": s.required, "conditional": s.conditional, "note": s.note,
+             "findings": list(s.findings), "policies": sorted({report.findings[n].rule_id for n in s.findings})}
+            for s in report.upgrade
+        ],
+    }
+
+
 def report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    data = _report_dict(report, tiers)
+    if report.diff is not None:
+        d = report.diff
+        for item, f in zip(data["findings"], report.findings, strict=True):
+            item["change"] = "new" if d.is_new(f) else "existing"
+        for item, e in zip(data["errors"], report.errors, strict=True):
+            item["change"] = "new" if d.is_new_error(e) else "existing"
+        data["diff"] = diff_dict(report, tiers)
+    return data
+
+
+def _report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {
         "version": CONTRACT_VERSION,
         "tool": {"name": "sunset", "version": __version__},
         "target": report.target,
+        **({"from": report.current, "upgrade": upgrade_dict(report)} if report.current else {}),
         "findings": [finding_dict(f, tiers) for f in report.findings],
         "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in report.errors],
         # added in contract v1: things that do not fail the run (a suppression that suppresses nothing)

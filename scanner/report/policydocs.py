@@ -27,7 +27,8 @@ def removed_text(p: Policy) -> str:
     """The effective removal as GitLab's record says today, and the release first announced when
     GitLab moved it: `20.0 (first announced for 18.0)`, `canceled (first announced for 18.0)`."""
     removal = p.removal
-    text = {"canceled": "canceled", "pending": "not scheduled"}.get(removal.status, removal.release or "")
+    text = {"canceled": "canceled", "withdrawn": "withdrawn", "pending": "not scheduled"}.get(
+        removal.status, removal.release or "")
     if removal.announced and removal.announced != removal.release:
         text += f" (first announced for {removal.announced})"
     return text
@@ -38,6 +39,7 @@ def _level(p: Policy) -> str:
         return "info"
     return {
         "canceled": "info: GitLab canceled the removal, so no --target makes it an error",
+        "withdrawn": "info: GitLab no longer removes it (the old way keeps working), so no --target makes it an error",
         "pending": "warning: GitLab names no release for the removal",
     }.get(p.removal.status, "error when removed at or before --target, else warning")
 
@@ -49,7 +51,7 @@ def policy_markdown(p: Policy) -> str:
         f"| Removed in | {removed_text(p)} |",
         f"| Breaking | {'yes' if d.breaking else 'no'} |",
         f"| Level | {_level(p)} |",
-        f"| Origin | {_ORIGIN[d.origin]} |",
+        f"| Origin | {_ORIGIN.get(d.origin, d.origin + ': a local policy, not one of GitLab’s')} |",
         f"| Applies to | {', '.join(p.applies_to)} |",
         f"| Matcher | `{d.match['kind']}` |",
     ]
@@ -106,7 +108,7 @@ def fix_markdown(p: Policy) -> str:
 def index_markdown(policies: list[Policy]) -> str:
     rows = [
         f"| [{p.id}]({p.id}.md) | {p.data.title} | {p.data.deprecated_in or '—'} | "
-        f"{removed_text(p) or '—'} | {_SHORT_ORIGIN[p.data.origin]} | {tier_of(p.fixes)} |"
+        f"{removed_text(p) or '—'} | {_SHORT_ORIGIN.get(p.data.origin, p.data.origin)} | {tier_of(p.fixes)} |"
         for p in policies
     ]
     return (

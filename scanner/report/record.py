@@ -32,8 +32,13 @@ TYPES = {
     "other-files": "security-policy YAML, agent config, other",
     "none": "not in files (UI, GitLab's database, run time, platforms)",
 }
-_KEYS = {"title", "anchor", "announced", "removal", "type", "policies", "todo", "why", "same_as"}
+_KEYS = {"title", "anchor", "announced", "removal", "type", "policies", "todo", "why", "same_as", "status", "vanished",
+         "breaks"}
 _VERDICTS = ("policies", "todo", "why")
+# GitLab's status of a change when it is not a removal scheduled for `removal`: taken out of its
+# milestone and reassessed (pending), canceled, or kept at its milestone with GitLab saying it will no
+# longer remove the old way (withdrawn).
+STATUSES = ("scheduled", "pending", "canceled", "withdrawn")
 
 
 class RecordError(ValueError):
@@ -53,6 +58,9 @@ class Entry:
     todo: str
     why: str
     same_as: str = ""  # the URL of the entry of another page that is the same change (counted there)
+    status: str = "scheduled"  # STATUSES
+    vanished: str = ""  # the commit of the last copy of the page that listed it; "" while it is listed
+    breaks: str | None = None  # the release the entry's text says things stop working, when not `removal`
 
     @property
     def url(self) -> str:
@@ -79,6 +87,19 @@ def _release(value: Any, where: str) -> str | None:
     return value
 
 
+def _status(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    status = raw.get("status") or ("scheduled" if raw.get("removal") or raw.get("vanished") else "pending")
+    if status not in STATUSES:
+        raise RecordError(f"{where}: status must be one of {', '.join(STATUSES)}, not {status!r}")
+    if status in ("scheduled", "withdrawn") and not raw.get("removal"):
+        raise RecordError(f"{where}: a {status} change names its release (`removal`)")
+    if status in ("pending", "canceled") and raw.get("removal"):
+        raise RecordError(f"{where}: a {status} change has no release; remove `removal`")
+    if (vanished := raw.get("vanished")) is not None and not (isinstance(vanished, str) and vanished.strip()):
+        raise RecordError(f"{where}: vanished names the commit of the last copy that listed it")
+    return {"status": status, "vanished": str(vanished or ""), "breaks": _release(raw.get("breaks"), where)}
+
+
 def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
     where = f"{source}: entry {n}"
     if not isinstance(raw, dict):
@@ -99,7 +120,7 @@ def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
             raise RecordError(f"{where}: same_as takes its type and verdict from that entry; remove {given}")
         return Entry(page=page, source=source, title=title.strip(), anchor=str(raw.get("anchor") or slug(title)),
                      announced=_release(raw.get("announced"), where), removal=_release(raw.get("removal"), where),
-                     type="none", policies=(), todo="", why="", same_as=same_as)
+                     type="none", policies=(), todo="", why="", same_as=same_as, **_status(raw, where))
     if raw.get("type") not in TYPES:
         raise RecordError(f"{where}: type must be one of {', '.join(TYPES)}, not {raw.get('type')!r}")
     given = [k for k in _VERDICTS if raw.get(k)]
@@ -115,6 +136,7 @@ def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
         page=page, source=source, title=title.strip(), anchor=str(raw.get("anchor") or slug(title)),
         announced=_release(raw.get("announced"), where), removal=_release(raw.get("removal"), where),
         type=raw["type"], policies=tuple(policies), todo=str(raw.get("todo") or ""), why=str(raw.get("why") or ""),
+        **_status(raw, where),
     )
 
 
@@ -166,6 +188,26 @@ def problems(entries: list[Entry], policy_ids: set[str]) -> list[str]:
     return found
 
 
+def contradictions(entries: list[Entry], removals: dict[str, tuple[str, str | None]]) -> list[str]:
+    """Policies whose release or status is not what GitLab's record says: `removals` maps a policy id to
+    its effective (status, release). A policy agrees with the record when it equals one of the entries
+    that name it (a policy may cover entries of several pages, such as a REST v5 entry and the removal
+    that came first)."""
+    said: dict[str, set[tuple[str, str | None]]] = {}
+    for e in entries:
+        for pid in e.policies:
+            said.setdefault(pid, set()).update({(e.status, e.removal if e.status == "scheduled" else None)}
+                                               | ({("scheduled", e.breaks)} if e.breaks else set()))
+    found = []
+    for pid, states in sorted(said.items()):
+        status, release = removals.get(pid, ("?", None))
+        mine = (status, release if status == "scheduled" else None)
+        if pid in removals and mine not in states:
+            told = ", ".join(sorted(f"{s} {r}" if r else s for s, r in states))
+            found.append(f"{pid}: {status} {release or ''}".rstrip() + f", but GitLab's record says {told}")
+    return found
+
+
 def counts(entries: list[Entry]) -> dict[str, tuple[int, int, int]]:
     """File type → (entries, detectable, covered); a `same_as` entry is counted once, at the entry it names."""
     table: dict[str, tuple[int, int, int]] = {}
@@ -191,10 +233,15 @@ def _order(e: Entry) -> tuple[int, Version, str]:
     return (0 if e.removal is None else 1, Version(0, 0) if e.removal is None else Version.parse(e.removal), e.title)
 
 
+def _when(e: Entry) -> str:
+    said = ", ".join(x for x in (e.removal, "" if e.status == "scheduled" else e.status) if x)
+    said += f" (breaks in {e.breaks})" if e.breaks else ""
+    return f"{said} (no longer listed; last at `{e.vanished[:7]}`)" if e.vanished else said
+
+
 def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
     table = counts(entries)
-    detectable = sum(d for _, d, _ in table.values())
-    covered = sum(c for _, _, c in table.values())
+    detectable, covered = sum(d for _, d, _ in table.values()), sum(c for _, _, c in table.values())
     same = sum(bool(e.same_as) for e in entries)
     lines = [
         "# GitLab's record, entry by entry",
@@ -203,9 +250,16 @@ def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
         "Each entry of GitLab's pages below names the sunset policies that detect it, what a policy would",
         "match where none does yet (**not yet**), or why the files a user keeps cannot show it (—).",
         "",
-        "Sources (GitLab's monorepo as mirrored in `gitlabhq/gitlabhq`):",
+        "Sources (GitLab's monorepo, read in the mirror each line names):",
         "",
-        *[f"- [{s['path']}]({s['page']}) at commit `{s['commit']}`: {s.get('entries', '?')} entries" for s in sources],
+        *[f"- [{s['path']}]({s['page']}) in `{s.get('repo', '?')}` at commit `{s['commit']}`: "
+          f"{s.get('entries', '?')} entries" for s in sources],
+        "",
+        "The Removal column is GitLab's release, or its status when the change is not scheduled: *pending*",
+        "(taken out of its milestone and reassessed), *canceled*, or *withdrawn* (kept at its milestone, but",
+        "GitLab says the old way keeps working). An entry the newest copy of a page no longer lists says",
+        "which copy listed it last. `tests/test_gitlab_record.py` fails when a policy's release or status",
+        "is not what the entries naming it say.",
         "",
         "An entry of one page that is the same change as an entry of another (a removal GitLab announced",
         "on the deprecations page) says so (*same change as*), takes that entry's file type and policies,",
@@ -223,7 +277,7 @@ def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
     for page in dict.fromkeys(e.page for e in entries):
         mine = sorted((e for e in entries if e.page == page), key=_order, reverse=True)
         lines += [f"## {page}", "", "| Removal | Entry | Announced | File type | Policies |", "|---|---|---|---|---|"]
-        lines += [f"| {e.removal or 'pending'} | [{_cell(e.title)}]({e.url}) | {e.announced or '—'} | {e.type} | "
+        lines += [f"| {_when(e)} | [{_cell(e.title)}]({e.url}) | {e.announced or '—'} | {e.type} | "
                   f"{_verdict(e)} |" for e in mine]
         lines.append("")
     return "\n".join(lines)

@@ -4,27 +4,15 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import TYPE_CHECKING
 
+from scanner.core.redact import visible
 from scanner.core.results import Finding, Report
 
 if TYPE_CHECKING:
     from scanner.report.options import RenderOptions
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
-
-
-def visible(text: str) -> str:
-    """Control characters (C0, C1, DEL) and format characters (bidi overrides, zero-width) from the
-    scanned files shown as escapes (`\\x1b`, `\\u202e`), so they never reach the terminal raw."""
-    if text.isprintable():
-        return text
-    return "".join(
-        ch if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") else
-        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
-        for ch in text
-    )
 
 
 class _Paint:
@@ -76,6 +64,8 @@ def _finding(f: Finding, paint: _Paint, marker: str, note: tuple[str, bool], roo
     if f.replacement:
         out.append(f"{pad}= fix: {visible(f.replacement)}")
     out.append(f"{pad}= docs: {f.docs_url}")
+    if f.local:
+        out.append(f"{pad}= origin: {visible(f.origin)} (a local policy, not one of GitLab's)")
     if sentence and show:
         out.append(f"{pad}= note: {visible(sentence)}")
     return out
@@ -92,8 +82,18 @@ def summary(report: Report, tiers: dict[str, str]) -> str:
         f"for GitLab {report.target}: {counts['error']} error(s), {counts['warning']} warning(s), "
         f"{counts['info']} info; {len(report.errors)} input error(s); "
         f"{report.suppressed} suppressed, {report.baselined} baselined."
-        + (f" {', '.join(fixable)}." if fixable else "")
+        + (f" {', '.join(fixable)}." if fixable else "") + (diff_summary(report) if report.diff else "")
     )
+
+
+def diff_summary(report: Report) -> str:
+    """` Against main (merge base 1a2b3c4d5e6f): 1 new (listed), 68 already there, 2 fixed.`"""
+    d = report.diff
+    assert d is not None
+    new = len(report.new_findings())
+    base = f"{visible(d.base)} (merge base {d.commit[:12]})" if not d.note else f"{visible(d.base)} ({d.note})"
+    return (f" Against {base}: {new} new (listed), {len(report.findings) - new} already there, "
+            f"{len(d.fixed)} fixed.")
 
 
 def render(report: Report, options: RenderOptions) -> str:
@@ -105,7 +105,7 @@ def render(report: Report, options: RenderOptions) -> str:
     notes = {p.id: p.history_note() for p in options.policies if p.data.history}
     shown: set[str] = set()
     lines: list[str] = []
-    for f in report.findings:
+    for f in report.new_findings():  # with `--diff-base`, what the change adds; `summary` counts the rest
         marker = " [*]" if tiers.get(f.rule_id) == "safe" else ""
         note = (notes.get(f.rule_id, ""), f.rule_id not in shown)
         shown.add(f.rule_id)
@@ -121,5 +121,26 @@ def render(report: Report, options: RenderOptions) -> str:
         lines.append(paint("bold", "Warnings:") if color else "Warnings:")
         lines.extend(f"  {visible(w.path)}:{w.line}: {visible(w.message)}" for w in report.warnings)
         lines.append("")
+    if report.upgrade:
+        lines += [*upgrade_lines(report), ""]
     lines.append(summary(report, tiers))
     return "\n".join(lines) + "\n"
+
+
+def upgrade_lines(report: Report) -> list[str]:
+    """`--from`: GitLab's required stops on the way to the target and what breaks at each."""
+    from scanner.core.upgrade import past_known_stops
+    from scanner.core.versions import Version
+
+    lines = [f"Upgrade from GitLab {report.current} to {report.target}, stop by stop:"]
+    for step in report.upgrade:
+        kind = "target" if not step.required and not step.conditional else (
+            "conditional stop" if step.conditional else "required stop")
+        ids = sorted({report.findings[i].rule_id for i in step.findings})
+        n = len(step.findings)
+        what = (f"{n} finding{'s take' if n != 1 else ' takes'} effect: {', '.join(ids)}" if ids
+                else "nothing found here takes effect")
+        lines.append(f"  {step.release:>6}  {kind}: {what}")
+    if last := past_known_stops(Version.parse(report.target)):
+        lines.append(f"  GitLab lists required stops up to {last}; the stops after it are not known yet.")
+    return lines

@@ -1,17 +1,21 @@
 """`any-of`: one deprecation written in several places — a `config.toml` key, a `gitlab-runner
 register` flag and an environment variable are one policy with one id. Its members are compiled by
-the table it is given (`scanner.rules.table.build_matcher`); members cannot nest."""
+the table it is given (`scanner.rules.table.build_matcher`); members cannot nest. It reads nothing
+itself: each member is evaluated with the policies of its own kind, and the policy applies by
+default where any member does."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar
 
 from scanner.rules import spec
+from scanner.rules.kind import MatcherKind
 
-if TYPE_CHECKING:
-    from scanner.rules import schema
+
+class Spec(spec.Spec):
+    matchers: tuple[dict[str, Any], ...] = spec.field(min_length=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +24,7 @@ class AnyOfMatcher(spec.Matcher):
     matchers: tuple[spec.Matcher, ...]
 
 
-def compile(s: schema.AnyOfSpec, build: spec.Build) -> AnyOfMatcher:
+def compile(s: Spec, build: spec.Build) -> AnyOfMatcher:
     members = []
     for i, raw in enumerate(s.matchers):
         if raw.get("kind") == "any-of":
@@ -38,3 +42,6 @@ def leaves(matcher: spec.Matcher) -> Iterator[spec.Matcher]:
         yield from matcher.matchers
     else:
         yield matcher
+
+
+KIND: MatcherKind[Spec, AnyOfMatcher, None] = MatcherKind(Spec, AnyOfMatcher, compile, {})

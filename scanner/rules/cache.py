@@ -1,12 +1,14 @@
 """The compiled catalog, cached on disk by content hash, so `sunset scan` starts without parsing,
 validating and compiling every policy file again.
 
-The key is a hash of sunset's version, Python's version and every policy file's path and bytes:
-any edit, added or removed file gives another key. The cache lives in `$SUNSET_CACHE_DIR`, else
-`$XDG_CACHE_HOME/sunset`, else `~/.cache/sunset` (`SUNSET_CACHE_DIR=off` turns it off). It is a
-pickle, as trusted as the user's own `__pycache__`: a file that cannot be read back — truncated,
-from another version, not a catalog — is a miss, the catalog is built again and the file
-replaced. A cache that cannot be written costs only speed.
+The key is a hash of sunset's version, Python's version, the code a compiled catalog is made of
+(the size and modification time of every module of `scanner/rules` and `scanner/readers`: the
+matchers and the reader records they hold) and every policy file's path and bytes: any edit, added
+or removed file gives another key, so a changed matcher never meets a catalog its old code compiled.
+The cache lives in `$SUNSET_CACHE_DIR`, else `$XDG_CACHE_HOME/sunset`, else `~/.cache/sunset`
+(`SUNSET_CACHE_DIR=off` turns it off). It is a pickle, as trusted as the user's own `__pycache__`: a
+file that cannot be read back — truncated, from another version, not a catalog — is a miss, the
+catalog is built again and the file replaced. A cache that cannot be written costs only speed.
 """
 
 from __future__ import annotations
@@ -21,11 +23,7 @@ from pathlib import Path
 from scanner import __version__
 from scanner.rules.policy import Policy
 
-# 2: required-keys where/skip/unless (issue 12); 3: fix hints; 4: required-keys extends; 5: jsonpath key;
-# 6: template-include unless_set, if_set; 7: graphql values/variable_types, rest-api unless_parameter;
-# 8: jsonpath within/condition, required-keys condition, text and unique-values kinds;
-# 9: regular expressions pickled as their text (spec.Regex, compiled on first use)
-_FORMAT = 9
+_CODE = ("rules", "readers")  # folders of `scanner/` whose code the compiled catalog depends on
 KEEP = 8  # catalogs kept: the newest, so edited policy folders do not fill the cache
 
 
@@ -40,11 +38,26 @@ def cache_dir() -> Path | None:
 
 
 def catalog_key(files: list[tuple[Path, bytes]]) -> str:
-    digest = hashlib.sha256(f"{_FORMAT}\0{__version__}\0{sys.version}\0".encode())
+    digest = hashlib.sha256(f"{__version__}\0{sys.version}\0".encode())
+    package = Path(__file__).resolve().parents[1]
+    for folder in _CODE:
+        for name, size, mtime in _modules(package / folder):
+            digest.update(f"{name}\0{size}\0{mtime}\0".encode())
     for path, data in files:
         digest.update(f"{path}\0{len(data)}\0".encode())
         digest.update(data)
     return digest.hexdigest()[:40]
+
+
+def _modules(folder: Path) -> list[tuple[str, int, int]]:
+    found = []
+    for entry in os.scandir(folder):
+        if entry.is_dir():
+            found += _modules(Path(entry.path))
+        elif entry.name.endswith(".py"):
+            stat = entry.stat()
+            found.append((entry.path, stat.st_size, stat.st_mtime_ns))
+    return sorted(found)
 
 
 def read(key: str) -> list[Policy] | None:

@@ -21,13 +21,19 @@ from scanner.readers import ci
 from scanner.readers.shell import Token, programs_run
 from scanner.rules import spec
 from scanner.rules.hits import Hit
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.readers.settings.views import EnvVar
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets, Job
 
-Job = list[tuple[list[Token], ci.ScriptItem]]  # a job's commands, each with the script item holding it
+
+class Spec(spec.Spec):
+    programs: tuple[str, ...] = spec.field(min_length=1)
+    subcommand: str | None = None  # also with Rake's `[args]`; a trailing `*` matches any word it begins
+    flags: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    value: spec.ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +49,25 @@ class CommandMatcher(spec.Matcher):
         return self.programs | self.env  # `export NAME=...` in a script item of its own
 
 
-def compile(s: schema.CommandSpec, build: spec.Build) -> CommandMatcher:
+def compile(s: Spec, build: spec.Build) -> CommandMatcher:
     programs, flags, env = frozenset(s.programs), frozenset(s.flags), frozenset(s.env)
     return CommandMatcher(programs, s.subcommand, flags, env, spec.value_test(s.value))
 
 
 Entries = list[tuple[Policy, CommandMatcher]]
+
+
+def in_scripts(entries: Entries, facets: Facets) -> Iterator[Hit]:
+    """Commands in job scripts and script files, grouped by the job running them."""
+    return in_jobs(entries, facets.doc, facets.scripts.per_job)
+
+
+def in_settings_commands(entries: Entries, facets: Facets) -> Iterator[Hit]:
+    """What a Dockerfile, compose file or Kubernetes manifest runs, grouped by the container running it."""
+    from scanner.readers.settings.views import command_lines  # settings files only
+
+    programs = frozenset(p for _, m in entries for p in m.programs)
+    return in_jobs(entries, facets.doc, command_lines(facets.doc, programs))
 
 
 def in_jobs(entries: Entries, doc: Document, per_job: dict[Route, Job]) -> Iterator[Hit]:
@@ -139,10 +158,10 @@ _RUNNER_ENV = frozenset({"CI_SERVER_URL", "REGISTRATION_TOKEN", "RUNNER_TOKEN", 
                          "RUNNER_SHELL", "RUNNER_TAG_LIST", "REGISTER_NON_INTERACTIVE", "REGISTER_LOCKED"})
 
 
-def in_settings_env(entries: Entries, doc: Document, env: Iterable[EnvVar]) -> Iterator[Hit]:
+def in_settings_env(entries: Entries, facets: Facets) -> Iterator[Hit]:
     """A settings file's variables named in a matcher's `env:`, where the file mentions the program
     or, for `gitlab-runner`, sets the variables its `register` reads."""
-    env = list(env)
+    doc, env = facets.doc, facets.env
     runner_env = len({var.name for var in env} & _RUNNER_ENV) >= 2
     mentioned: dict[int, bool] = {}
     for var in env:
@@ -161,3 +180,7 @@ def _mentions(doc: Document, m: CommandMatcher) -> bool:
         if program in settings or short in path or (doc.kind == "env-file" and short in settings):
             return True
     return False
+
+
+KIND = MatcherKind(Spec, CommandMatcher, compile, {"scripts": in_scripts, "settings-env": in_settings_env,
+                                                   "settings-commands": in_settings_commands})

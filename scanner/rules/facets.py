@@ -1,60 +1,128 @@
-"""What each kind of document carries that matchers can read: its facets.
+"""The facets of one document: what matcher kinds read, each computed on first use and shared by every
+kind that reads it.
 
-A policy that does not name its document kinds (`applies_to`) applies to every kind carrying a
-facet its matcher reads (`scanner.rules.table.RULE_KINDS`): REST policies reach every reader
-that extracts REST calls, so a new language is a reader, its recognition, one row in
-`scanner.engine.kinds.KINDS` and one row here — no policy file changes. The order is the
-order kinds are tried when recognising a file (`scanner.engine.kinds`).
+A document kind (`scanner.rules.documents`) names the facets it carries. Most are read straight from
+the document: `tree` (its data), `text`, and a CI file's `ci-includes`, `ci-variables` and `ci-jobs`
+(`scanner.readers.ci`, memoised on the document). `settings-tree` is the tree of a settings file:
+no kind reads it under that name, the settings matchers apply to it by default. These are computed:
+
+* `scripts`: the script items worth reading — holding a word some script matcher looks for
+  (`Matcher.script_words`) — and their commands grouped by the job that runs them;
+* `script-calls`: the API calls those commands make, in a file that names GitLab's API;
+* `settings-env`: the variables a settings file sets;
+* `settings-commands`: what a Dockerfile, compose file or Kubernetes manifest runs (read by `command`
+  with the programs it looks for);
+* `rest-calls`, `graphql-documents`, `terraform-resources`: the calls a source file's reader extracts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-_CI = ("ci-includes", "ci-variables", "ci-jobs", "tree", "scripts", "text")
-_SETTINGS = ("tree", "settings-tree", "settings-env")
-_SOURCE = ("rest-calls", "graphql-documents", "text")
+from scanner.core.document import Document
+from scanner.core.results import Route
+from scanner.readers import ci
+from scanner.readers.api.model import GraphqlText, RestCall
+from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, Token, map_lines, read_all
 
-DOCUMENT_FACETS: dict[str, frozenset[str]] = {
-    "gitlab-ci": frozenset(_CI),
-    "shell-script": frozenset({"scripts", "text"}),
-    "python-source": frozenset(_SOURCE),
-    "graphql": frozenset({"graphql-documents"}),
-    "js-source": frozenset(_SOURCE),
-    # Terraform resources stand for a few REST calls only (`gitlab_runner`, …): the policies on
-    # those endpoints name it in `applies_to`.
-    "terraform": frozenset({"terraform-resources", "text"}),
-    # GitLab's own YAML files read by jsonpath policies that name them (a policy project's
-    # `.gitlab/security-policies/*.yml`, an agent's `.gitlab/agents/<name>/config.yaml`).
-    "security-policy": frozenset({"tree"}),
-    "agent-config": frozenset({"tree"}),
-    "omnibus-config": frozenset(_SETTINGS),
-    "gitlab-yml": frozenset(_SETTINGS),
-    "database-yml": frozenset(_SETTINGS),
-    "runner-config": frozenset(_SETTINGS),
-    "registry-config": frozenset(_SETTINGS),
-    "helm-values": frozenset(_SETTINGS),
-    "compose": frozenset((*_SETTINGS, "settings-commands")),
-    "dockerfile": frozenset((*_SETTINGS, "settings-commands")),
-    "env-file": frozenset(_SETTINGS),
-    "k8s-manifest": frozenset((*_SETTINGS, "settings-commands")),
-    # read by jsonpath policies that name them: `sbt.version`, a Maven wrapper's `distributionUrl`,
-    # a rule's `expr`
-    "java-properties": frozenset({"tree"}),
-    "prometheus-rules": frozenset({"tree"}),
-    "text-file": frozenset({"text"}),  # `*.csproj`, `Godeps/Godeps.json`, `*.html`: read as text only
-    "ruby-source": frozenset(_SOURCE),
-}
-KIND_NAMES: tuple[str, ...] = tuple(DOCUMENT_FACETS)
+if TYPE_CHECKING:
+    from scanner.readers.settings.views import EnvVar
+
+Use = RestCall | GraphqlText
+Job = list[tuple[list[Token], ci.ScriptItem]]  # a job's commands, each with the script item holding it
+Items = list[tuple[ci.ScriptItem, ScriptText]]
+# A document kind's script items that hold a match of the prefilter (`scanner.rules.documents`).
+ScriptsOf = Callable[[Document, re.Pattern[str]], Items]
+CallsOf = Callable[[str], Sequence[Use]]  # a source file's text → the calls its reader extracts
+
+# A shell call is only recognised as GitLab's API through one of these words in the same file.
+_API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab|/tags/reference/")
 
 
-def derived_kinds(facets: frozenset[str]) -> tuple[str, ...]:
-    """The document kinds carrying any of these facets, in table order."""
-    return tuple(name for name, carried in DOCUMENT_FACETS.items() if carried & facets)
+def api_possible(doc: Document) -> bool:
+    return _API_ANCHORS.search(doc.text) is not None
 
 
-def check_kind_names(names: Iterable[str]) -> None:
-    """A policy's `applies_to` and `.sunset.yml`'s `kinds:` name document kinds that exist."""
-    unknown = [name for name in names if name not in DOCUMENT_FACETS]
-    if unknown:
-        raise ValueError(f"unknown document kind {unknown[0]!r}; known: {', '.join(KIND_NAMES)}")
+def ci_scripts(doc: Document, prefilter: re.Pattern[str]) -> Items:
+    """A CI file's script items, each at the position of its own lines. A job that defines a shell
+    function in an item worth reading may call it in any other: all its items are read."""
+    every = list(ci.scripts(doc))
+    kept = [prefilter.search(item.text) is not None for item in every]
+    defining = {item.job for item, keep in zip(every, kept, strict=True) if keep and DEFINES_FUNCTION.search(item.text)}
+    return [(item, map_lines(item.text, doc.span(item.route, "value"), doc.lines))
+            for item, keep in zip(every, kept, strict=True) if keep or item.job in defining]
+
+
+def shell_script(doc: Document, prefilter: re.Pattern[str]) -> Items:
+    """A shell script file: one script, its lines at their own positions."""
+    if not prefilter.search(doc.text):
+        return []
+    script = ScriptText(doc.text, tuple((n, 1) for n in range(1, doc.text.count("\n") + 2)))
+    return [(ci.ScriptItem(doc.text, (0,), (0,)), script)]
+
+
+def graphql_file(text: str) -> list[Use]:
+    """A `.graphql` file is one GraphQL document (its syntax was checked when it was parsed)."""
+    return [GraphqlText(text)]
+
+
+class Scripts:
+    """The script items of a document worth reading, and their commands by job."""
+
+    def __init__(self, items: Items) -> None:
+        self.items = items
+        self.texts: dict[Route, ScriptText] = {item.route: script for item, script in items}
+
+    @cached_property
+    def per_job(self) -> dict[Route, Job]:
+        """One shell runs a job's items in order: a function defined in one is called in the next."""
+        grouped: dict[Route, Items] = defaultdict(list)
+        for item, script in self.items:
+            grouped[item.job].append((item, script))
+        found: dict[Route, Job] = defaultdict(list)
+        for job, items in grouped.items():
+            for (item, _), read in zip(items, read_all([script for _, script in items]), strict=True):
+                found[job].extend((words, item) for words in read)
+        return found
+
+
+class Facets:
+    """One document's facets, computed when a matcher kind first reads them."""
+
+    def __init__(self, doc: Document, scripts_of: ScriptsOf | None, calls_of: CallsOf | None,
+                 script_filter: Callable[[Document], re.Pattern[str] | None]) -> None:
+        self.doc = doc
+        self._scripts_of = scripts_of
+        self._calls_of = calls_of
+        self._script_filter = script_filter
+
+    @cached_property
+    def scripts(self) -> Scripts:
+        prefilter = self._script_filter(self.doc)
+        if prefilter is None or self._scripts_of is None:
+            return Scripts([])
+        return Scripts(self._scripts_of(self.doc, prefilter))
+
+    @cached_property
+    def script_calls(self) -> list[tuple[Route, Use]]:
+        if not api_possible(self.doc):
+            return []
+        from scanner.readers.api.shell.flow import job_uses  # only where a script can call the API
+
+        scripts = self.scripts
+        return [found for cmds in scripts.per_job.values() for found in job_uses(self.doc, cmds, scripts.texts)]
+
+    @cached_property
+    def calls(self) -> list[tuple[Route, Use]]:
+        """A source file's calls; their findings are at the document's root with an exact span."""
+        return [((0,), use) for use in self._calls_of(self.doc.text)] if self._calls_of is not None else []
+
+    @cached_property
+    def env(self) -> list[EnvVar]:
+        from scanner.readers.settings.views import env_vars  # settings files only
+
+        return list(env_vars(self.doc))

@@ -13,14 +13,37 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from scanner.core.tree import Span
+from scanner.core.results import Route
+from scanner.readers.api.model import GraphqlText
 from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 from scanner.rules.rest_api import API_WORDS
 
 if TYPE_CHECKING:
-    from scanner.readers.api.model import GqlField, GraphqlText
-    from scanner.rules import schema
+    from scanner.readers.api.model import GqlField
+    from scanner.rules.facets import Facets, Use
+
+
+class RuleSpec(spec.Spec):
+    fields: tuple[str, ...] = ()
+    on: tuple[str, ...] = ()
+    under: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()  # report these arguments (`active`, `input.direction`)
+    values: tuple[str, ...] = ()  # only where the argument's value (enum, string, list item) is one of these
+    without_argument: str | None = None  # report the field when this argument is absent
+    variable_types: tuple[str, ...] = ()  # report `$var: Type` declarations of these named types
+
+    def check(self) -> None:
+        if bool(self.fields) == bool(self.variable_types):
+            raise ValueError("give `fields` or `variable_types`, not both or neither")
+        if self.values and not self.arguments:
+            raise ValueError("`values` needs `arguments`")
+
+
+class Spec(spec.Spec):
+    rules: tuple[RuleSpec, ...] = spec.field(min_length=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,32 +66,44 @@ class GraphqlMatcher(spec.Matcher):
         return API_WORDS
 
 
-def compile(s: schema.GraphqlSpec, build: spec.Build) -> GraphqlMatcher:
+def compile(s: Spec, build: spec.Build) -> GraphqlMatcher:
     return GraphqlMatcher(tuple(_rule(r) for r in s.rules))
 
 
-def _rule(s: schema.GraphqlRuleSpec) -> GraphqlRule:
+def _rule(s: RuleSpec) -> GraphqlRule:
     under = tuple(tuple(u.split(".")) for u in s.under)
     return GraphqlRule(frozenset(s.fields), frozenset(s.on), under, frozenset(s.arguments), s.without_argument,
                        frozenset(s.values), frozenset(s.variable_types))
 
 
-def evaluate(
-    entries: Iterable[tuple[Policy, GraphqlMatcher]], use: GraphqlText, strict: bool = False
-) -> Iterator[tuple[Policy, str, Span]]:
-    """`strict`: the text is a GraphQL document file, so a syntax error is raised instead of
-    meaning "not GraphQL"."""
-    from scanner.readers.api import graphql as gql  # graphql-core is imported only for GraphQL text
+Entries = list[tuple[Policy, GraphqlMatcher]]
 
-    fields, types = gql.read(use.text, strict, use.variables)
-    for policy, gm in entries:
-        for rule in gm.rules:
-            for name, offset in types:
-                if name in rule.variable_types:
-                    yield policy, name, use.span(offset, len(name))
-            for f in fields:
-                for matched, offset, length in rule_hits(rule, f):
-                    yield policy, matched, use.span(offset, length)
+
+def evaluate(entries: Entries, uses: Iterable[tuple[Route, Use]]) -> Iterator[Hit]:
+    """Text that is not GraphQL has nothing to report (a `.graphql` file's syntax was checked when it
+    was parsed)."""
+    for route, use in uses:
+        if not isinstance(use, GraphqlText):
+            continue
+        from scanner.readers.api import graphql as gql  # graphql-core is imported only for GraphQL text
+
+        fields, types = gql.read(use.text, False, use.variables)
+        for policy, gm in entries:
+            for rule in gm.rules:
+                for name, offset in types:
+                    if name in rule.variable_types:
+                        yield Hit(policy, route, "value", name, use.span(offset, len(name)))
+                for f in fields:
+                    for matched, offset, length in rule_hits(rule, f):
+                        yield Hit(policy, route, "value", matched, use.span(offset, length))
+
+
+def in_scripts(entries: Entries, facets: Facets) -> Iterator[Hit]:
+    return evaluate(entries, facets.script_calls)
+
+
+def in_source(entries: Entries, facets: Facets) -> Iterator[Hit]:
+    return evaluate(entries, facets.calls)
 
 
 def rule_hits(rule: GraphqlRule, f: GqlField) -> Iterator[tuple[str, int, int]]:
@@ -90,3 +125,6 @@ def rule_hits(rule: GraphqlRule, f: GqlField) -> Iterator[tuple[str, int, int]]:
             yield f.name, f.offset, len(f.name)
     else:
         yield f.name, f.offset, len(f.name)
+
+
+KIND = MatcherKind(Spec, GraphqlMatcher, compile, {"script-calls": in_scripts, "graphql-documents": in_source})

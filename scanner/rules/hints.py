@@ -66,6 +66,16 @@ def fill(hints: tuple[Hint, ...], doc: Document, route: Route, symbolic: str, ma
     return None
 
 
+def fill_message(text: str, doc: Document, route: Route, matched: str) -> str:
+    """A finding's message: the policy's `message` with the same placeholders as a hint (`{value}`:
+    the value written at the finding's path, such as a provider's name); when one cannot be filled,
+    only `{match}` is."""
+    if "{" not in text:
+        return text
+    filled = _filled(text, doc, route, matched, unquote=True)
+    return filled if filled is not None else text.replace("{match}", redact(matched))
+
+
 def describe(hints: tuple[Hint, ...]) -> str | None:
     """The policy-level text (generated docs, SARIF rule help): each case, placeholders as `<…>`."""
     if not hints:
@@ -88,7 +98,7 @@ def _shown(m: re.Match[str]) -> str:
     return f"<{m.group(2).replace('|', ' or ')}>" if m.group(2) else f"<{m.group(1)}>"
 
 
-def _filled(text: str, doc: Document, route: Route, matched: str) -> str | None:
+def _filled(text: str, doc: Document, route: Route, matched: str, unquote: bool = False) -> str | None:
     keys = list(route[1:])
     missing = False
 
@@ -105,7 +115,8 @@ def _filled(text: str, doc: Document, route: Route, matched: str) -> str | None:
             for below in (paths or "").split("|"):
                 value = _written(doc, route, [p for p in below.split(".") if p])
                 if value is not None:
-                    return redact(value)
+                    quoted = unquote and len(value) > 1 and value[0] == value[-1] and value[0] in "'\""
+                    return redact(value[1:-1] if quoted else value)
         missing = True
         return ""
 

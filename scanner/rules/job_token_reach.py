@@ -21,10 +21,11 @@ from scanner.readers import ci
 from scanner.readers.shell import Token
 from scanner.rules import spec
 from scanner.rules.hits import Hit
+from scanner.rules.kind import Entries, MatcherKind, Peers
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +36,25 @@ class JobTokenReachMatcher(spec.Matcher):
         return ("CI_JOB_TOKEN", "gitlab-ci-token")
 
 
-def compile(s: schema.JobTokenReachSpec, build: spec.Build) -> JobTokenReachMatcher:
+def compile(s: spec.Spec, build: spec.Build) -> JobTokenReachMatcher:
     return JobTokenReachMatcher()
+
+
+def policies(entries: Entries, peers: Peers) -> tuple[Policy, ...]:
+    return tuple(policy for policy, _ in entries)
 
 
 _CLONE = re.compile(r"gitlab-ci-token:\$\{?CI_JOB_TOKEN\}?@[^/\s]+/(?P<p>[^\s?#]+?)(?:\.git)?/?$")
 _API = re.compile(r"(?:/api/v4|\$\{?CI_API_V4_URL\}?)/projects/(?P<p>[^/\s?#]+)")
 _SAME = re.compile(r"^\$\{?CI_PROJECT_(?:ID|PATH)\}?$")
 _TOKEN_USE = re.compile(r"(?:JOB-TOKEN:\s*|job_token=|token=|gitlab-ci-token:)\$\{?CI_JOB_TOKEN")
+
+
+def in_scripts(policies: tuple[Policy, ...], facets: Facets) -> Iterator[Hit]:
+    for cmds in facets.scripts.per_job.values():
+        for policy in policies:
+            for words, item in cmds:
+                yield from in_command(facets.doc, policy, words, item.route)
 
 
 def in_command(doc: Document, policy: Policy, words: list[Token], route: Route) -> Iterator[Hit]:
@@ -60,13 +72,9 @@ def in_command(doc: Document, policy: Policy, words: list[Token], route: Route) 
         yield Hit(policy, route, "value", project, (w.line, col, w.line, col + len(m.group("p"))))
 
 
-def in_needs(policies: Iterable[Policy], doc: Document) -> Iterator[Hit]:
-    """`needs: [{project: ...}]` downloads artifacts with the job token.
-
-    A multi-project `trigger:` is not reported: GitLab creates the downstream pipeline with
-    the triggering user's permissions, not through the job token allowlist.
-    """
-    for route, body in ci.jobs(doc):
+def in_needs(policies: tuple[Policy, ...], facets: Facets) -> Iterator[Hit]:
+    """`needs: [{project: ...}]` downloads artifacts with the job token."""
+    for route, body in ci.jobs(facets.doc):
         needs = body.get("needs")
         if isinstance(needs, list):
             for i, need in enumerate(needs):
@@ -74,3 +82,6 @@ def in_needs(policies: Iterable[Policy], doc: Document) -> Iterator[Hit]:
                 if isinstance(project, str) and not _SAME.match(project):
                     for policy in policies:
                         yield Hit(policy, route + ("needs", i, "project"), "value", project)
+
+
+KIND = MatcherKind(spec.Spec, JobTokenReachMatcher, compile, {"scripts": in_scripts, "ci-jobs": in_needs}, policies)

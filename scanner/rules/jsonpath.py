@@ -1,28 +1,59 @@
-"""`jsonpath`: a key or value at a JSONPath in any tree-shaped document (CI YAML, settings).
+"""`jsonpath`: a key or value at a JSONPath in any tree-shaped document (CI YAML, settings); and the
+policy JSONPath every matcher of a tree shares (`compile_path`, `matches`).
 
-The JSONPath is compiled once (`scanner.rules.jsonpaths`); a document is only searched when it
-holds every literal key the path names. `within` narrows a policy to documents where another
-JSONPath (and value) finds something too: `postgres:12` only in a compose file that runs GitLab.
-`condition` names what the file alone cannot show; such a finding says "If …" and is a warning.
+A JSONPath is parsed once when the policy is compiled, limited to what can be evaluated fast, with
+the literal keys it needs: a document is only searched when it holds every one of them. `within`
+narrows a policy to documents where another JSONPath (and value) finds something too: `postgres:12`
+only in a compose file that runs GitLab. `condition` names what the file alone cannot show; such a
+finding says "If …" and is a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from jsonpath_ng.jsonpath import Child, Fields, Index, JSONPath
+from jsonpath_ng.jsonpath import (
+    Child,
+    Descendants,
+    Fields,
+    Index,
+    JSONPath,
+    Root,
+    Slice,
+    This,
+    Where,
+    WhereNot,
+    Wildcard,
+)
 
 from scanner.core.document import Document, Part
 from scanner.core.results import Route
 from scanner.rules import spec
 from scanner.rules.hits import Hit
-from scanner.rules.jsonpaths import compile_path
+from scanner.rules.kind import Entries, MatcherKind, Peers
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class WithinSpec(spec.Spec):
+    """A JSONPath (and value) that must find something in the same document for the policy to apply."""
+
+    path: str
+    value: spec.ValueSpec | None = None
+
+
+class Spec(spec.Spec):
+    path: str
+    value: spec.ValueSpec | None = None
+    key: spec.ValueSpec | None = None  # a test on the name of the key matched (`$.*` with a key longer than 255)
+    within: tuple[WithinSpec, ...] = ()  # any of them in the document (a compose file that runs GitLab)
+    # what the file alone cannot show ("this project runs Dependency Scanning"): the finding says
+    # "If …:" and is at most a warning
+    condition: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +83,47 @@ def _accepts(test: spec.ValueTest, value: Any) -> bool:
     return any(test.accepts(v) for v in value) if isinstance(value, list) else test.accepts(value)
 
 
-def compile(s: schema.JsonPathSpec, build: spec.Build) -> JsonPathMatcher:
+def compile(s: Spec, build: spec.Build) -> JsonPathMatcher:
     expr, keys = compile_path(s.path)
     within = tuple(Within(*compile_path(w.path), spec.value_test(w.value)) for w in s.within)
     return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value), spec.value_test(s.key), within,
                            s.condition or "")
+
+
+def compile_path(text: str) -> tuple[JSONPath, frozenset[str]]:
+    """The expression and the literal keys a document must have for it to match anything.
+    (The parser is imported here: a scan whose catalog comes from the cache never needs it.)"""
+    from jsonpath_ng.parser import parse as jsonpath_parse
+
+    try:
+        expr = jsonpath_parse(text)
+    except Exception as exc:  # noqa: BLE001 - jsonpath-ng raises bare Exception (and its lexer/parser errors)
+        raise ValueError(f"invalid JSONPath {text!r}: {exc}") from None
+    return expr, required_keys(expr)
+
+
+def required_keys(expr: JSONPath) -> frozenset[str]:
+    """Literal field names the expression needs; a document lacking any is skipped.
+
+    Recursive descent is refused: on a document built from aliases it walks the expanded tree, for
+    every expression on every file.
+    """
+    keys: set[str] = set()
+    stack: list[JSONPath] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Descendants):
+            raise ValueError("recursive descent ('..') is not allowed in policy JSONPath")
+        if isinstance(node, Child):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, (Where, WhereNot)):
+            stack.append(node.left)
+        elif isinstance(node, Fields):
+            if len(node.fields) == 1:  # `['a','b']` needs one of them, so neither is required
+                keys.update(f for f in node.fields if f != "*")
+        elif not isinstance(node, (Root, Slice, Index, This, Wildcard)):
+            raise ValueError(f"unsupported JSONPath construct {type(node).__name__}")
+    return frozenset(keys)
 
 
 def matches(doc: Document, expression: JSONPath, keys: frozenset[str]) -> Iterator[tuple[Route, Any]]:
@@ -87,7 +154,7 @@ class Group:
     tests: tuple[tuple[Policy, spec.ValueTest | None, spec.ValueTest | None, tuple[Within, ...], str], ...]
 
 
-def grouped(entries: Iterable[tuple[Policy, JsonPathMatcher]]) -> list[Group]:
+def grouped(entries: Entries, peers: Peers) -> list[Group]:
     by_text: dict[str, list[tuple[Policy, JsonPathMatcher]]] = {}
     for policy, m in entries:
         by_text.setdefault(m.text, []).append((policy, m))
@@ -96,7 +163,8 @@ def grouped(entries: Iterable[tuple[Policy, JsonPathMatcher]]) -> list[Group]:
             for same in by_text.values()]
 
 
-def evaluate(groups: Iterable[Group], doc: Document) -> Iterator[Hit]:
+def evaluate(groups: list[Group], facets: Facets) -> Iterator[Hit]:
+    doc = facets.doc
     for group in groups:
         held: dict[int, bool] = {}  # per `within` (by identity: JSONPath objects are not hashable)
         for route, value in matches(doc, group.expression, group.required_keys):
@@ -123,3 +191,6 @@ def _tested(
         return
     part: Part = "key" if isinstance(route[-1], str) else "value"
     yield Hit(policy, route, part, str(route[-1]), condition=condition)
+
+
+KIND = MatcherKind(Spec, JsonPathMatcher, compile, {"tree": evaluate}, grouped)

@@ -39,7 +39,8 @@ class Removal:
     """Where GitLab's record stands today on a policy's removal.
 
     `status`: `scheduled` (GitLab names the release, `release`), `pending` (announced but without a
-    release: REST API v5, a removal taken out of its milestone and re-evaluated) or `canceled`.
+    release: REST API v5, a removal taken out of its milestone and re-evaluated), `canceled`, or
+    `withdrawn` (GitLab keeps the milestone but says the old way keeps working).
     `announced` is the release first announced (the policy's `removed_in`); it stays in the
     history and the finding's message whatever GitLab did later."""
 
@@ -50,13 +51,14 @@ class Removal:
 
 def removal_of(removed_in: str | None, history: tuple[HistoryEntry, ...]) -> Removal:
     """The effective removal: the policy's `removed_in` as first announced, then each move of
-    GitLab's record in order (`moved`/`postponed` to a release or to none, `canceled`, `removed`)."""
+    GitLab's record in order (`moved`/`postponed` to a release or to none, `canceled`, `withdrawn`,
+    `removed`)."""
     status, release = ("scheduled", removed_in) if removed_in else ("pending", None)
     for h in history:
         if h.event in ("moved", "postponed"):
             status, release = ("scheduled", h.removed_in) if h.removed_in else ("pending", None)
-        elif h.event == "canceled":
-            status, release = "canceled", None
+        elif h.event in ("canceled", "withdrawn"):
+            status, release = h.event, None
         elif h.event == "removed":
             status, release = "scheduled", h.removed_in or h.release
     return Removal(status, release, removed_in)
@@ -123,13 +125,14 @@ class Policy:
         release = self.removal.release
         return Version.parse(release) if release else None
 
-    def severity_at(self, target: Version) -> str:
+    def severity_at(self, target: Version, current: Version | None = None) -> str:
         """error when the effective removal is at or before the target; info when informational or
-        when GitLab canceled the removal (the thing keeps working: worth knowing, never a failure);
-        warning otherwise (later, or pending without a release)."""
+        when GitLab canceled or withdrew the removal (the thing keeps working: worth knowing, never a
+        failure); warning otherwise (later, or pending without a release). With `current` (the release
+        the instance runs), a change in effect at or before it is info: it is not the upgrade's."""
         removal = self.removal
-        informational = self.data.informational or removal.status == "canceled"
-        return severity_for(self.removed, informational, target)
+        informational = self.data.informational or removal.status in ("canceled", "withdrawn")
+        return severity_for(self.removed, informational, target, current)
 
     @property
     def docs_url(self) -> str:

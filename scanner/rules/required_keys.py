@@ -10,7 +10,7 @@ what the file alone cannot show (a host key in `known_hosts`): such findings say
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,12 +20,24 @@ from scanner.core.document import Document
 from scanner.readers import ci
 from scanner.rules import spec
 from scanner.rules.hits import Hit
-from scanner.rules.jsonpath import matches
-from scanner.rules.jsonpaths import compile_path
+from scanner.rules.jsonpath import compile_path, matches
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    path: str  # JSONPath of the mappings to check
+    keys: tuple[str, ...] = ()
+    first: str | None = None  # when present, this key must come first
+    where: str | None = None  # check only mappings holding this key (`secrets`); hidden (`.name`) ones are skipped
+    # CI jobs: keys come also from the jobs a mapping `extends:` in the same file; one from elsewhere: not judged
+    extends: bool = False
+    skip: tuple[str, ...] = ()  # mappings holding any of these keys are not judged (`known_hosts_file`)
+    unless: str | None = None  # JSONPath: when it matches in the document, nothing is reported
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +54,7 @@ class RequiredKeysMatcher(spec.Matcher):
     condition: str = ""
 
 
-def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatcher:
+def compile(s: Spec, build: spec.Build) -> RequiredKeysMatcher:
     if not s.keys and s.first is None:
         raise ValueError("give `keys`, `first`, or both")
     expr, keys = compile_path(s.path)
@@ -51,9 +63,10 @@ def compile(s: schema.RequiredKeysSpec, build: spec.Build) -> RequiredKeysMatche
                                frozenset(s.skip), s.condition or "")
 
 
-def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Document) -> Iterator[Hit]:
-    from scanner.readers.settings.templated import is_templated  # settings files only
+def evaluate(entries: list[tuple[Policy, RequiredKeysMatcher]], facets: Facets) -> Iterator[Hit]:
+    from scanner.readers.settings.templated import is_templated  # imported where a tree is read
 
+    doc = facets.doc
     templated: dict[int, bool] = {}  # per mapping (by identity), for every policy reading it
     inherited: dict[int, frozenset[str] | None] = {}
     for policy, m in entries:
@@ -90,3 +103,7 @@ def evaluate(entries: Iterable[tuple[Policy, RequiredKeysMatcher]], doc: Documen
 def _keys(doc: Document, route: tuple[object, ...], mapping: dict[object, object]) -> frozenset[str] | None:
     root = doc.data.roots[route[0]] if isinstance(route[0], int) and len(route) == 2 else None
     return ci.inherited_keys(root, mapping) if isinstance(root, dict) else None  # type: ignore[arg-type]
+
+
+# A settings matcher: it reads any tree, and applies by default to settings files.
+KIND = MatcherKind(Spec, RequiredKeysMatcher, compile, {"tree": evaluate}, applies=("settings-tree",))

@@ -14,19 +14,38 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from scanner.core.results import Route
 from scanner.core.tree import Span
-from scanner.readers.api.model import UNKNOWN
+from scanner.readers.api.model import UNKNOWN, RestCall
 from scanner.readers.api.paths import Endpoint, compile_endpoint
 from scanner.rules import spec
+from scanner.rules.hits import Hit
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.readers.api.model import RestCall
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets, Use
 
-# Words a script must contain to be worth tokenising for API calls (`scanner.rules.index`).
+# Words a script must contain to be worth tokenising for API calls (`scanner.rules.evaluate`).
 API_WORDS = ("api/v4", "CI_API_V4_URL", "api/graphql", "CI_API_GRAPHQL_URL", "glab", "curl", "wget", "jq",
              "http ", "https ", "xh ")
+
+
+class UnlessParameterSpec(spec.Spec):
+    """The call is not reported when it sends this parameter (with a value the test accepts, or one
+    sunset cannot read: a `$VAR` could be the right value)."""
+
+    name: str
+    value: spec.ValueSpec | None = None
+
+
+class Spec(spec.Spec):
+    endpoints: tuple[str, ...] = spec.field(min_length=1)
+    parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
+    parameter_value: spec.ValueSpec | None = None
+    unless_parameter: UnlessParameterSpec | None = None
+    response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
+    response_value: spec.ValueSpec | None = None  # only reads compared with such a value
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +62,7 @@ class RestApiMatcher(spec.Matcher):
         return API_WORDS
 
 
-def compile(s: schema.RestApiSpec, build: spec.Build) -> RestApiMatcher:
+def compile(s: Spec, build: spec.Build) -> RestApiMatcher:
     return RestApiMatcher(
         tuple(compile_endpoint(e) for e in s.endpoints),
         frozenset(s.parameters),
@@ -54,10 +73,23 @@ def compile(s: schema.RestApiSpec, build: spec.Build) -> RestApiMatcher:
     )
 
 
-def evaluate(entries: Iterable[tuple[Policy, RestApiMatcher]], call: RestCall) -> Iterator[tuple[Policy, str, Span]]:
-    for policy, m in entries:
-        for matched, span in hits(m, call):
-            yield policy, matched, span
+Entries = list[tuple[Policy, RestApiMatcher]]
+
+
+def evaluate(entries: Entries, uses: Iterable[tuple[Route, Use]]) -> Iterator[Hit]:
+    for route, use in uses:
+        if isinstance(use, RestCall):
+            for policy, m in entries:
+                for matched, span in hits(m, use):
+                    yield Hit(policy, route, "value", matched, span)
+
+
+def in_scripts(entries: Entries, facets: Facets) -> Iterator[Hit]:
+    return evaluate(entries, facets.script_calls)
+
+
+def in_source(entries: Entries, facets: Facets) -> Iterator[Hit]:
+    return evaluate(entries, facets.calls)
 
 
 def hits(m: RestApiMatcher, call: RestCall) -> Iterator[tuple[str, Span]]:
@@ -85,3 +117,9 @@ def _sends(call: RestCall, name: str, test: spec.ValueTest | None) -> bool:
 
 def _unread(value: object) -> bool:
     return value is UNKNOWN or (isinstance(value, str) and "$" in value)
+
+
+# Terraform's resources stand for a few calls: policies name it in `applies_to` (`scanner.rules.documents`).
+KIND = MatcherKind(Spec, RestApiMatcher, compile,
+                   {"script-calls": in_scripts, "rest-calls": in_source, "terraform-resources": in_source},
+                   applies=("script-calls", "rest-calls"))

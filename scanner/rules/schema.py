@@ -1,5 +1,6 @@
-"""The format of a policy file, as pydantic models: the policy itself, its `match:` (one spec per
-matcher kind) and, through `scanner.rules.fixes`, its `fix:`. Unknown keys are rejected everywhere.
+"""The format of a policy file, as pydantic models: the policy itself, its `match:` (the `Spec` of
+its matcher kind, turned into a model here: `validated`) and, through `scanner.rules.fixes`, its
+`fix:`. Unknown keys are rejected everywhere.
 
 Only the loader imports this (`scanner.rules.catalog`, on a cache miss): a scan whose compiled
 catalog comes from the cache never imports pydantic. The loaded policy is plain data
@@ -9,13 +10,16 @@ catalog comes from the cache never imports pydantic. The loaded policy is plain 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+import types
+import typing
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from scanner.core.versions import RELEASE_RE
-from scanner.rules.facets import check_kind_names
+from scanner.rules.documents import check_kind_names
 from scanner.rules.fixes import FixSpec
+from scanner.rules.spec import REQUIRED, Constrained, Spec
 
 
 class Strict(BaseModel):
@@ -34,7 +38,7 @@ class HistoryEntry(Strict):
     """One thing GitLab's own record did to the milestone after it was first announced."""
 
     release: Release
-    event: Literal["announced", "deprecated", "moved", "postponed", "canceled", "removed"]
+    event: Literal["announced", "deprecated", "moved", "postponed", "canceled", "withdrawn", "removed"]
     removed_in: Release | None = None
     note: str
     reference: str = Field(pattern=r"^https://")
@@ -90,8 +94,10 @@ class PolicyModel(Strict):
     removed_in: Release | None = None
     breaking: bool
     informational: bool = False
-    # The REST v5, GraphQL and release deprecation summary sunset began from, or GitLab's deprecations list.
-    origin: Literal["deprecation-summary", "gitlab"]
+    # GitLab's deprecations list (`gitlab`), or the REST v5, GraphQL and release deprecation summary sunset
+    # began from (`deprecation-summary`); anything else names a policy of your own: `local`, or your
+    # organisation's name (docs/custom-policies.md).
+    origin: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._/@-]{0,59}$")
     history: tuple[HistoryEntry, ...] = ()
     references: tuple[Reference, ...] = Field(min_length=1)
     # The document kinds it applies to; left out, every kind carrying a facet its matcher reads
@@ -126,149 +132,74 @@ class PolicyModel(Strict):
         return value
 
 
-# --- `match:`, one spec per matcher kind (compiled by the kind's module; `scanner.rules.table`) ---
+# --- `match:`: a matcher kind's `Spec` (a plain class) as a pydantic model ---
 
 
-class ValueSpec(Strict):
-    """A constraint on a matched scalar value; at most one of the three."""
-
-    equals: str | int | bool | None = None
-    one_of: tuple[str | int | bool, ...] | None = None
-    regex: str | None = None
-
-
-class TemplateIncludeSpec(Strict):
-    kind: Literal["template-include"]
-    templates: tuple[str, ...] = Field(min_length=1)
-    unless_set: tuple[str, ...] = ()  # variables that, set anywhere in the file, settle it (no finding)
-    if_set: tuple[str, ...] = ()  # when given, only files setting one of these variables are reported
+def validated(spec: type[Spec], raw: dict[str, Any], kind: str | None = None) -> Any:
+    """`raw` checked against `spec` (with `kind: <kind>` when it is a matcher kind's own spec) and
+    returned as an instance of it; a problem is a ValueError naming the key (`rules.0: …`)."""
+    try:
+        model = _model(spec, kind).model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "kind"
+        raise ValueError(f"{where}: {err['msg']}") from None
+    return _plain(model)
 
 
-class TemplateUnknownSpec(Strict):
-    kind: Literal["template-unknown"]
+_MODELS: dict[tuple[type[Spec], str | None], type[BaseModel]] = {}
+_SPECS: dict[type[BaseModel], type[Spec]] = {}  # each generated model → the spec it was made from
 
 
-class CiVariableSpec(Strict):
-    kind: Literal["ci-variable"]
-    names: tuple[str, ...] = Field(min_length=1)
-    value: ValueSpec | None = None
+def _model(spec: type[Spec], kind: str | None = None) -> type[BaseModel]:
+    if (spec, kind) in _MODELS:
+        return _MODELS[spec, kind]
+    hints = typing.get_type_hints(spec)
+    fields: dict[str, Any] = {"kind": (Literal[kind], ...)} if kind is not None else {}
+    for name, hint in hints.items():
+        if name in Spec.__annotations__:
+            continue
+        default = getattr(spec, name, REQUIRED)
+        if isinstance(default, Constrained):
+            fields[name] = (_pydantic(hint), Field(default.default, **default.constraints))
+        else:
+            fields[name] = (_pydantic(hint), default)
+    validators: dict[str, Any] = {}
+    if spec.check is not Spec.check:
+        def check(model: Any) -> Any:
+            spec.check(model)
+            return model
+
+        validators["check"] = model_validator(mode="after")(check)
+    model: type[BaseModel] = create_model(spec.__name__, __base__=Strict, __module__=spec.__module__,
+                                          __validators__=validators, **fields)
+    _MODELS[spec, kind] = model
+    _SPECS[model] = spec
+    return model
 
 
-class VariableReferenceSpec(Strict):
-    kind: Literal["variable-reference"]
-    names: tuple[str, ...] = Field(min_length=1)
+def _pydantic(hint: Any) -> Any:
+    """A spec's annotation with every `Spec` class in it replaced by its model."""
+    if isinstance(hint, type) and issubclass(hint, Spec):
+        return _model(hint)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is None or origin is Literal or not args:
+        return hint
+    converted = tuple(_pydantic(a) for a in args)
+    if origin in (Union, types.UnionType):
+        return Union[converted]  # noqa: UP007 - built from a tuple of members
+    return origin[converted]
 
 
-class TextSpec(Strict):
-    kind: Literal["text"]
-    regex: str  # searched in the file's text; each match is a finding at its span
-    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        spec = _SPECS[type(value)]
+        plain = spec.__new__(spec)
+        for name in type(value).model_fields:
+            setattr(plain, name, _plain(getattr(value, name)))
+        plain.given = frozenset(value.model_fields_set)
+        return plain
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
 
-
-class WithinSpec(Strict):
-    """A JSONPath (and value) that must find something in the same document for the policy to apply."""
-
-    path: str
-    value: ValueSpec | None = None
-
-
-class JsonPathSpec(Strict):
-    kind: Literal["jsonpath"]
-    path: str
-    value: ValueSpec | None = None
-    key: ValueSpec | None = None  # a test on the name of the key matched (`$.*` with a key longer than 255)
-    within: tuple[WithinSpec, ...] = ()  # any of them in the document (a compose file that runs GitLab)
-    # what the file alone cannot show ("this project runs Dependency Scanning"): the finding says
-    # "If …:" and is at most a warning
-    condition: str | None = None
-
-
-class CommandSpec(Strict):
-    kind: Literal["command"]
-    programs: tuple[str, ...] = Field(min_length=1)
-    subcommand: str | None = None  # also with Rake's `[args]`; a trailing `*` matches any word it begins
-    flags: tuple[str, ...] = ()
-    env: tuple[str, ...] = ()
-    value: ValueSpec | None = None  # only flag and variable values that pass (`--shell cmd`)
-
-
-class JobTokenReachSpec(Strict):
-    kind: Literal["job-token-reach"]
-
-
-class UnlessParameterSpec(Strict):
-    """The call is not reported when it sends this parameter (with a value the test accepts, or one
-    sunset cannot read: a `$VAR` could be the right value)."""
-
-    name: str
-    value: ValueSpec | None = None
-
-
-class RestApiSpec(Strict):
-    kind: Literal["rest-api"]
-    endpoints: tuple[str, ...] = Field(min_length=1)
-    parameters: tuple[str, ...] = ()  # form fields, query parameters, JSON body keys
-    parameter_value: ValueSpec | None = None
-    unless_parameter: UnlessParameterSpec | None = None
-    response_fields: tuple[str, ...] = ()  # fields read from the call's response (jq, Python)
-    response_value: ValueSpec | None = None  # only reads compared with such a value
-
-
-class GraphqlRuleSpec(Strict):
-    fields: tuple[str, ...] = ()
-    on: tuple[str, ...] = ()
-    under: tuple[str, ...] = ()
-    arguments: tuple[str, ...] = ()  # report these arguments (`active`, `input.direction`)
-    values: tuple[str, ...] = ()  # only where the argument's value (enum, string, list item) is one of these
-    without_argument: str | None = None  # report the field when this argument is absent
-    variable_types: tuple[str, ...] = ()  # report `$var: Type` declarations of these named types
-
-    @model_validator(mode="after")
-    def _one_target(self) -> GraphqlRuleSpec:
-        if bool(self.fields) == bool(self.variable_types):
-            raise ValueError("give `fields` or `variable_types`, not both or neither")
-        if self.values and not self.arguments:
-            raise ValueError("`values` needs `arguments`")
-        return self
-
-
-class GraphqlSpec(Strict):
-    kind: Literal["graphql"]
-    rules: tuple[GraphqlRuleSpec, ...] = Field(min_length=1)
-
-
-class AnyOfSpec(Strict):
-    kind: Literal["any-of"]
-    matchers: tuple[dict[str, Any], ...] = Field(min_length=2)
-
-
-class ImplicitDefaultSpec(Strict):
-    kind: Literal["implicit-default"]
-    path: str  # JSONPath of the setting; each mapping that would hold it is checked
-    default: str | int | bool  # what GitLab uses when the setting is absent
-    when: str | None = None  # a sibling key that must be literally `true` (`enabled`)
-
-
-class RequiredKeysSpec(Strict):
-    kind: Literal["required-keys"]
-    path: str  # JSONPath of the mappings to check
-    keys: tuple[str, ...] = ()
-    first: str | None = None  # when present, this key must come first
-    where: str | None = None  # check only mappings holding this key (`secrets`); hidden (`.name`) ones are skipped
-    # CI jobs: keys come also from the jobs a mapping `extends:` in the same file; one from elsewhere: not judged
-    extends: bool = False
-    skip: tuple[str, ...] = ()  # mappings holding any of these keys are not judged (`known_hosts_file`)
-    unless: str | None = None  # JSONPath: when it matches in the document, nothing is reported
-    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
-
-
-class UniqueValuesSpec(Strict):
-    kind: Literal["unique-values"]
-    path: str  # JSONPath of lists of mappings (`$.gitaly.configuration.storage`)
-    key: str  # the item key whose value must not repeat within one list (`path`)
-
-
-class SecretFileSpec(Strict):
-    kind: Literal["secret-file"]
-    path: str  # JSONPath of the setting holding the file path
-    key_bytes: int = Field(default=32, ge=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, ClassVar
@@ -15,12 +15,17 @@ from jsonpath_ng.jsonpath import JSONPath
 from scanner.core.document import Document
 from scanner.rules import spec
 from scanner.rules.hits import Hit
-from scanner.rules.jsonpath import matches
-from scanner.rules.jsonpaths import compile_path
+from scanner.rules.jsonpath import compile_path, matches
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    path: str  # JSONPath of the setting holding the file path
+    key_bytes: int = spec.field(32, ge=1)
 
 MAX_KEY_FILE = 4096
 
@@ -33,18 +38,19 @@ class SecretFileMatcher(spec.Matcher):
     key_bytes: int
 
 
-def compile(s: schema.SecretFileSpec, build: spec.Build) -> SecretFileMatcher:
+def compile(s: Spec, build: spec.Build) -> SecretFileMatcher:
     expr, keys = compile_path(s.path)
     return SecretFileMatcher(expr, keys, s.key_bytes)
 
 
-def evaluate(entries: Iterable[tuple[Policy, SecretFileMatcher]], doc: Document) -> Iterator[Hit]:
+def evaluate(entries: list[tuple[Policy, SecretFileMatcher]], facets: Facets) -> Iterator[Hit]:
+    doc = facets.doc
     for policy, m in entries:
         yield from _check(doc, policy, m)
 
 
 def _check(doc: Document, policy: Policy, m: SecretFileMatcher) -> Iterator[Hit]:
-    from scanner.readers.settings.templated import is_templated  # settings files only
+    from scanner.readers.settings.templated import is_templated  # imported where a tree is read
 
     for route, value in matches(doc, m.expression, m.required_keys):
         if not isinstance(value, str) or not value.strip() or is_templated(value) or value.startswith("$"):
@@ -108,3 +114,7 @@ def _key_problems(path: Path, value: str, size: int) -> list[str]:
     if len(key) != size:
         return [f"`{value}` decodes to {len(key)} bytes, not {size}"]
     return []
+
+
+# A settings matcher: it reads any tree, and applies by default to settings files.
+KIND = MatcherKind(Spec, SecretFileMatcher, compile, {"tree": evaluate}, applies=("settings-tree",))

@@ -1,9 +1,10 @@
-"""What every matcher kind shares: the compiled matcher base and value tests.
+"""What every matcher kind shares: the base of its `match:` format (`Spec`), of its compiled matcher,
+and value tests.
 
-A matcher kind is one module beside this one (`template_include.py`, `command.py`, …): its frozen
-compiled matcher, its `compile` step from the validated spec (`scanner.rules.schema`, the file
-format) and the evaluation over the document facet it reads. `scanner.rules.table` lists them in one
-dict. Nothing here imports pydantic: a compiled catalog read back from the cache needs none.
+A matcher kind is one module beside this one (`template_include.py`, `command.py`, …) ending in its
+record (`scanner.rules.kind.MatcherKind`); `scanner.rules.table` lists the modules once. Nothing here
+imports pydantic: a spec is a plain class the loader validates through pydantic on a cache miss only
+(`scanner.rules.schema.validated`), and a compiled catalog read back from the cache needs neither.
 """
 
 from __future__ import annotations
@@ -11,12 +12,44 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    from scanner.rules.schema import ValueSpec
+from typing import Any, ClassVar
 
 VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Spec:
+    """A `match:` mapping (or a part of one) as written in a policy file. A subclass declares the
+    format as annotations and defaults — `field(...)` for a default with constraints, no default for a
+    required key — and `check` for rules across keys. Unknown keys are rejected; `kind` is added for a
+    matcher kind's own spec. `compile` receives an instance; `given` holds the keys the policy wrote."""
+
+    given: frozenset[str] = frozenset()
+
+    def check(self) -> None:
+        """Raise ValueError when the keys, valid one by one, do not fit together."""
+
+
+@dataclass(frozen=True, slots=True)
+class Constrained:
+    """A key's default (`REQUIRED`: none) with pydantic's constraints (`min_length`, `ge`, …)."""
+
+    default: Any
+    constraints: dict[str, Any]
+
+
+REQUIRED: Any = ...
+
+
+def field(default: Any = REQUIRED, **constraints: Any) -> Any:
+    return Constrained(default, constraints)
+
+
+class ValueSpec(Spec):
+    """A constraint on a matched scalar value; exactly one of the three (`value_test`)."""
+
+    equals: str | int | bool | None = None
+    one_of: tuple[str | int | bool, ...] | None = None
+    regex: str | None = None
 
 
 
@@ -27,7 +60,7 @@ class Matcher:
     kind: ClassVar[str]
 
     def script_words(self) -> Iterable[str]:
-        """Words a script must contain to be worth reading for this matcher (`scanner.rules.index`)."""
+        """Words a script must contain to be worth reading for this matcher (`scanner.rules.evaluate`)."""
         return ()
 
 
@@ -54,8 +87,8 @@ class ValueTest:
 
 class Regex:
     """A policy's regular expression, checked when the policy is compiled but compiled again only
-    when first used: the compiled catalog is unpickled on every start, a pickled `re.Pattern` is
-    re-compiled there (~0.1 s for the whole catalog), and a scan uses few of them."""
+    when first used: the compiled catalog is unpickled on every start, unpickling an `re.Pattern`
+    compiles it again, and a scan uses few of the catalog's patterns."""
 
     __slots__ = ("pattern", "_compiled")
 
@@ -95,7 +128,7 @@ def compile_regex(text: str) -> Regex:
 def value_test(spec: ValueSpec | None) -> ValueTest | None:
     if spec is None:
         return None
-    given = [f for f in ("equals", "one_of", "regex") if f in spec.model_fields_set]
+    given = [f for f in ("equals", "one_of", "regex") if f in spec.given]
     if len(given) != 1:
         raise ValueError("value: give exactly one of equals, one_of, regex")
     if given[0] == "equals":

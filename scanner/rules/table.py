@@ -1,18 +1,14 @@
-"""The closed set of matcher kinds a policy may use, in one explicit dict (`RULE_KINDS`).
+"""The closed set of matcher kinds a policy may use: one module each, listed once here (`RULE_KINDS`).
 
-Each row names the kind's spec (`scanner.rules.schema`, the file format), its module's compile step,
-and the document facets it reads (`scanner.rules.facets`: what a policy applies to when it does not
-say). Nothing registers itself at import time; adding a kind is one module, its spec and one row here.
-Only the loader needs this table (on a cache miss): it imports pydantic through the schema.
+Each module ends in its record (`scanner.rules.kind.MatcherKind`): its `match:` format, its compile
+step, the facets it reads and their evaluation. The loader validates and compiles through this table
+(`build_matcher`), the evaluation loop dispatches through it (`scanner.rules.evaluate`). Nothing
+registers itself at import time. The order is the order kinds reading one facet are evaluated.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-
-from pydantic import ValidationError
 
 from scanner.rules import (
     any_of,
@@ -24,7 +20,6 @@ from scanner.rules import (
     jsonpath,
     required_keys,
     rest_api,
-    schema,
     secret_file,
     template_include,
     template_unknown,
@@ -32,54 +27,42 @@ from scanner.rules import (
     unique_values,
     variable_reference,
 )
-from scanner.rules.schema import Strict
+from scanner.rules.kind import MatcherKind
 from scanner.rules.spec import Matcher
 
-
-@dataclass(frozen=True, slots=True)
-class RuleKind:
-    spec: type[Strict]
-    compile: Callable[[Any, Callable[[dict[str, Any]], Matcher]], Matcher]
-    facets: frozenset[str]
-
-
-def _kind(spec: type[Strict], module: Any, *facets: str) -> RuleKind:
-    return RuleKind(spec, module.compile, frozenset(facets))
-
-
-RULE_KINDS: dict[str, RuleKind] = {
-    "template-include": _kind(schema.TemplateIncludeSpec, template_include, "ci-includes"),
-    "template-unknown": _kind(schema.TemplateUnknownSpec, template_unknown, "ci-includes"),
-    "ci-variable": _kind(schema.CiVariableSpec, ci_variable, "ci-variables", "settings-env"),
-    "variable-reference": _kind(schema.VariableReferenceSpec, variable_reference, "ci-variables", "scripts"),
-    "jsonpath": _kind(schema.JsonPathSpec, jsonpath, "tree"),
-    "command": _kind(schema.CommandSpec, command, "scripts", "settings-env", "settings-commands"),
-    "job-token-reach": _kind(schema.JobTokenReachSpec, job_token_reach, "ci-jobs", "scripts"),
-    "rest-api": _kind(schema.RestApiSpec, rest_api, "scripts", "rest-calls"),
-    "graphql": _kind(schema.GraphqlSpec, graphql, "scripts", "graphql-documents"),
-    "any-of": _kind(schema.AnyOfSpec, any_of),  # its members' facets
-    "implicit-default": _kind(schema.ImplicitDefaultSpec, implicit_default, "settings-tree"),
-    "required-keys": _kind(schema.RequiredKeysSpec, required_keys, "settings-tree"),
-    "secret-file": _kind(schema.SecretFileSpec, secret_file, "settings-tree"),
-    "text": _kind(schema.TextSpec, text, "text"),
-    "unique-values": _kind(schema.UniqueValuesSpec, unique_values, "settings-tree"),
+RULE_KINDS: dict[str, MatcherKind[Any, Any, Any]] = {
+    module.KIND.name: module.KIND
+    for module in (
+        template_include,
+        template_unknown,
+        ci_variable,
+        variable_reference,
+        jsonpath,
+        command,
+        job_token_reach,
+        rest_api,
+        graphql,
+        any_of,
+        implicit_default,
+        required_keys,
+        secret_file,
+        text,
+        unique_values,
+    )
 }
 
 
 def build_matcher(raw: dict[str, Any]) -> Matcher:
-    """Validate a policy's `match:` mapping and compile it."""
+    """Validate a policy's `match:` mapping and compile it (pydantic is imported here, on a cache miss)."""
+    from scanner.rules.schema import validated
+
     kind = RULE_KINDS.get(raw.get("kind"))  # type: ignore[arg-type]
     if kind is None:
         raise ValueError(f"kind: unknown or nested matcher kind {raw.get('kind')!r}")
-    try:
-        spec = kind.spec.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "kind"
-        raise ValueError(f"{where}: {err['msg']}") from None
-    return kind.compile(spec, build_matcher)
+    matcher: Matcher = kind.compile(validated(kind.spec, raw, kind=kind.name), build_matcher)
+    return matcher
 
 
 def facets_of(matcher: Matcher) -> frozenset[str]:
-    """The document facets a compiled matcher reads (an `any-of`: its members')."""
-    return frozenset().union(*(RULE_KINDS[m.kind].facets for m in any_of.leaves(matcher)))
+    """The document facets a policy with this matcher applies to by default (an `any-of`: its members')."""
+    return frozenset().union(*(RULE_KINDS[m.kind].default_facets for m in any_of.leaves(matcher)))

@@ -18,10 +18,17 @@ from scanner.readers import ci
 from scanner.rules import spec
 from scanner.rules.ci_templates import canonical
 from scanner.rules.hits import Hit
+from scanner.rules.kind import Entries, MatcherKind, Peers
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    templates: tuple[str, ...] = spec.field(min_length=1)
+    unless_set: tuple[str, ...] = ()  # variables that, set anywhere in the file, settle it (no finding)
+    if_set: tuple[str, ...] = ()  # when given, only files setting one of these variables are reported
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +39,7 @@ class TemplateIncludeMatcher(spec.Matcher):
     if_set: frozenset[str] = frozenset()  # when given, one of these must be set in the file
 
 
-def compile(s: schema.TemplateIncludeSpec, build: spec.Build) -> TemplateIncludeMatcher:
+def compile(s: Spec, build: spec.Build) -> TemplateIncludeMatcher:
     return TemplateIncludeMatcher(frozenset(s.templates), frozenset(s.unless_set), frozenset(s.if_set))
 
 
@@ -67,13 +74,12 @@ class Lookup:
         return name in self._names()
 
 
-def by_template(entries: Iterable[Entry]) -> Lookup:
+def by_template(entries: Entries, peers: Peers) -> Lookup:
     return Lookup(entries)
 
 
-def evaluate(templates: Lookup, doc: Document) -> Iterator[Hit]:
-    if not templates:
-        return
+def evaluate(templates: Lookup, facets: Facets) -> Iterator[Hit]:
+    doc = facets.doc
     for entry in ci.include_entries(doc):
         if entry.kind != "template":
             continue
@@ -87,3 +93,6 @@ def evaluate(templates: Lookup, doc: Document) -> Iterator[Hit]:
 
 def _sets_any(doc: Document, names: frozenset[str]) -> bool:
     return any(names & block.keys() for _, block in ci.variable_blocks(doc))
+
+
+KIND = MatcherKind(Spec, TemplateIncludeMatcher, compile, {"ci-includes": evaluate}, by_template)

@@ -10,19 +10,19 @@ as "did you mean". Reads the CI includes.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from scanner.core.document import Document
 from scanner.readers import ci
-from scanner.rules import spec
+from scanner.rules import spec, template_include
 from scanner.rules.ci_templates import SUFFIX, Template, canonical, known, resolve, suggestions
 from scanner.rules.hits import Hit
+from scanner.rules.kind import Entries, MatcherKind, Peers
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ class TemplateUnknownMatcher(spec.Matcher):
     kind: ClassVar[str] = "template-unknown"
 
 
-def compile(s: schema.TemplateUnknownSpec, build: spec.Build) -> TemplateUnknownMatcher:
+def compile(s: spec.Spec, build: spec.Build) -> TemplateUnknownMatcher:
     return TemplateUnknownMatcher()
 
 
@@ -50,13 +50,23 @@ def detail(name: str, templates: dict[str, Template]) -> str | None:
                    "No CI/CD template of that name.").strip()
 
 
-def evaluate(policies: list[Policy], named: Container[str], doc: Document) -> Iterator[Hit]:
-    """`named`: the template names the catalog's `template-include` policies report themselves."""
-    if not policies:
-        return
-    for entry in ci.include_entries(doc):
-        if entry.kind != "template" or canonical(entry.target) in named:
+@dataclass(frozen=True, slots=True)
+class Group:
+    policies: tuple[Policy, ...]
+    named: template_include.Lookup  # the templates the `template-include` policies report themselves
+
+
+def grouped(entries: Entries, peers: Peers) -> Group:
+    return Group(tuple(policy for policy, _ in entries), template_include.Lookup(peers("template-include")))
+
+
+def evaluate(group: Group, facets: Facets) -> Iterator[Hit]:
+    for entry in ci.include_entries(facets.doc):
+        if entry.kind != "template" or canonical(entry.target) in group.named:
             continue
         if (said := detail(entry.target, known())) is not None:  # the names file is read at the first template
-            for policy in policies:
+            for policy in group.policies:
                 yield Hit(policy, entry.route, "value", entry.target, detail=said)
+
+
+KIND = MatcherKind(spec.Spec, TemplateUnknownMatcher, compile, {"ci-includes": evaluate}, grouped)

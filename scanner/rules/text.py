@@ -14,13 +14,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from scanner.core.document import Document
 from scanner.rules import spec
 from scanner.rules.hits import Hit
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    regex: str  # searched in the file's text; each match is a finding at its span
+    condition: str | None = None  # as on `jsonpath`: what the file alone cannot show ("If …", a warning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,34 +35,29 @@ class TextMatcher(spec.Matcher):
     condition: str = ""
 
 
-def compile(s: schema.TextSpec, build: spec.Build) -> TextMatcher:
+def compile(s: Spec, build: spec.Build) -> TextMatcher:
     regex = spec.compile_regex(s.regex)
     if regex.search(""):
         raise ValueError(f"regex: {s.regex!r} matches the empty text")
     return TextMatcher(regex, s.condition or "")
 
 
-def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], doc: Document) -> Iterator[Hit]:
-    """Each distinct regular expression runs once over the text, for every policy that shares it."""
-    text = doc.text
+def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], facets: Facets) -> Iterator[Hit]:
+    """Each distinct regular expression runs once over the text, for every policy that shares it;
+    places come from the document's one line index (`scanner.core.lines`)."""
+    text = facets.doc.text
+    index = facets.doc.line_index
     by_regex: dict[spec.Regex, list[tuple[Policy, TextMatcher]]] = {}
     for policy, m in entries:
         by_regex.setdefault(m.regex, []).append((policy, m))
     for regex, same in by_regex.items():
         for found in regex.finditer(text):
-            if _in_comment_line(text, found.start()):
-                continue
-            span = (*_position(text, found.start()), *_position(text, found.end()))
+            start = found.start()
+            if text[index.line_start(start) : start].lstrip().startswith(("#", "//")):
+                continue  # a comment line: nothing runs it
+            span = (*index.position(start), *index.position(found.end()))
             for policy, m in same:
                 yield Hit(policy, (0,), "value", found.group(0), span, m.condition)
 
 
-def _in_comment_line(text: str, offset: int) -> bool:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text[line_start:offset].lstrip().startswith(("#", "//"))
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of a character offset."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+KIND = MatcherKind(Spec, TextMatcher, compile, {"text": evaluate})

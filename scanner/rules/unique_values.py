@@ -4,21 +4,25 @@ reported, at that value."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jsonpath_ng.jsonpath import JSONPath
 
-from scanner.core.document import Document
 from scanner.rules import spec
 from scanner.rules.hits import Hit
-from scanner.rules.jsonpath import matches
-from scanner.rules.jsonpaths import compile_path
+from scanner.rules.jsonpath import compile_path, matches
+from scanner.rules.kind import MatcherKind
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    path: str  # JSONPath of lists of mappings (`$.gitaly.configuration.storage`)
+    key: str  # the item key whose value must not repeat within one list (`path`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +33,13 @@ class UniqueValuesMatcher(spec.Matcher):
     key: str
 
 
-def compile(s: schema.UniqueValuesSpec, build: spec.Build) -> UniqueValuesMatcher:
+def compile(s: Spec, build: spec.Build) -> UniqueValuesMatcher:
     expr, keys = compile_path(s.path)
     return UniqueValuesMatcher(expr, keys, s.key)
 
 
-def evaluate(entries: Iterable[tuple[Policy, UniqueValuesMatcher]], doc: Document) -> Iterator[Hit]:
+def evaluate(entries: list[tuple[Policy, UniqueValuesMatcher]], facets: Facets) -> Iterator[Hit]:
+    doc = facets.doc
     for policy, m in entries:
         for route, items in matches(doc, m.expression, m.required_keys):
             seen: set[Any] = set()
@@ -45,3 +50,7 @@ def evaluate(entries: Iterable[tuple[Policy, UniqueValuesMatcher]], doc: Documen
                 if value in seen:
                     yield Hit(policy, route + (i, m.key), "value", str(value))
                 seen.add(value)
+
+
+# A settings matcher: it reads any tree, and applies by default to settings files.
+KIND = MatcherKind(Spec, UniqueValuesMatcher, compile, {"tree": evaluate}, applies=("settings-tree",))

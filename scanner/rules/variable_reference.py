@@ -16,10 +16,15 @@ from scanner.readers import ci
 from scanner.readers.shell import ScriptText, comment_start, map_lines
 from scanner.rules import spec
 from scanner.rules.hits import Hit
+from scanner.rules.kind import Entries, MatcherKind, Peers
 from scanner.rules.policy import Policy
 
 if TYPE_CHECKING:
-    from scanner.rules import schema
+    from scanner.rules.facets import Facets
+
+
+class Spec(spec.Spec):
+    names: tuple[str, ...] = spec.field(min_length=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +37,7 @@ class VariableReferenceMatcher(spec.Matcher):
         return self.names
 
 
-def compile(s: schema.VariableReferenceSpec, build: spec.Build) -> VariableReferenceMatcher:
+def compile(s: Spec, build: spec.Build) -> VariableReferenceMatcher:
     return VariableReferenceMatcher(frozenset(spec.checked_names(s.names)))
 
 
@@ -51,19 +56,20 @@ class Lookup:
     policies: dict[str, tuple[Policy, ...]]
 
 
-def lookup(entries: Iterable[tuple[Policy, VariableReferenceMatcher]]) -> Lookup | None:
+def lookup(entries: Entries, peers: Peers) -> Lookup:
     policies: dict[str, list[Policy]] = {}
     for policy, m in entries:
         for name in sorted(m.names):
             policies.setdefault(name, []).append(policy)
-    if not policies:
-        return None
     return Lookup(_pattern(tuple(policies)), {name: tuple(found) for name, found in policies.items()})
 
 
-def in_script(refs: Lookup | None, script: ScriptText, route: Route, shell: bool = False) -> Iterator[Hit]:
-    if refs is None:
-        return
+def in_scripts(refs: Lookup, facets: Facets) -> Iterator[Hit]:
+    for item, script in facets.scripts.items:
+        yield from in_script(refs, script, item.route, shell=True)
+
+
+def in_script(refs: Lookup, script: ScriptText, route: Route, shell: bool = False) -> Iterator[Hit]:
     for i, (line_text, _) in enumerate(script.lines()):
         code = line_text[: comment_start(line_text)] if shell else line_text
         for m in refs.pattern.finditer(code):
@@ -73,10 +79,14 @@ def in_script(refs: Lookup | None, script: ScriptText, route: Route, shell: bool
                 yield Hit(policy, route, "value", m.group(1), span)
 
 
-def in_variable_values(refs: Lookup | None, doc: Document) -> Iterator[Hit]:
+def in_ci_values(refs: Lookup, facets: Facets) -> Iterator[Hit]:
+    """References in the values of the CI file's `variables:` blocks, then in its other values."""
+    yield from in_variable_values(refs, facets.doc)
+    yield from in_keyword_values(refs, facets.doc)
+
+
+def in_variable_values(refs: Lookup, doc: Document) -> Iterator[Hit]:
     """References inside the values of the CI file's `variables:` blocks."""
-    if refs is None:
-        return
     for route, block in ci.variable_blocks(doc):
         for name, value in block.items():
             text = ci.variable_value(value)
@@ -93,9 +103,9 @@ def _in_value(refs: Lookup, doc: Document, route: Route, text: str, raw: Any) ->
 _ELSEWHERE = frozenset({"script", "before_script", "after_script", "variables"})
 
 
-def in_keyword_values(refs: Lookup | None, doc: Document) -> Iterator[Hit]:
+def in_keyword_values(refs: Lookup, doc: Document) -> Iterator[Hit]:
     """References in the CI file's other values (`cache:key: $CI_BUILD_REF_NAME`, `rules: - if:`)."""
-    if refs is None or refs.pattern.search(doc.text) is None:
+    if refs.pattern.search(doc.text) is None:
         return
     seen: set[int] = set()
     stack: list[tuple[Route, Any]] = [((i,), root) for i, root in enumerate(doc.data.roots)]
@@ -110,3 +120,7 @@ def in_keyword_values(refs: Lookup | None, doc: Document) -> Iterator[Hit]:
             stack += [(route + (k,), v) for k, v in steps if not (isinstance(k, str) and k in _ELSEWHERE)]
         elif isinstance(node, str) and len(route) > 1 and ("$" in node or "%" in node) and refs.pattern.search(node):
             yield from in_script(refs, map_lines(node, doc.span(route, "value"), doc.lines), route)
+
+
+KIND = MatcherKind(Spec, VariableReferenceMatcher, compile, {"ci-variables": in_ci_values, "scripts": in_scripts},
+                   lookup)

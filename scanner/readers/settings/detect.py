@@ -1,5 +1,11 @@
 """How settings files are recognised while walking a directory: by name first, then, only for
-names that are ambiguous, by a look at the first few kilobytes. Nothing is parsed here.
+names that are ambiguous, by a look at the text — all of it, so a long comment header never hides
+what follows (a byte-order mark is read past). Nothing is parsed here.
+
+A template's name is read under its template suffix (`.j2`, `.jinja2`, `.tpl`, `.tmpl`, `.gotmpl`,
+`.erb`): `docker-compose.yml.j2` is a compose file, `values.yaml.gotmpl` Helm values. A template
+with no other extension (Terraform's `runner-config.tpl`) is a runner's `config.toml` when its
+text is one: a `[[runners]]` table, and TOML (`key = value`) as its first statement.
 
 A name alone decides for Dockerfiles, env files, compose files and Helm values files. A
 `gitlab.rb`, `gitlab.yml` or `config.toml` must also look like one (a settings assignment, a
@@ -14,9 +20,15 @@ and `kind:` (Helm chart templates, which are Go templates, are left alone). Secu
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
-HEAD_BYTES = 8192
+# Past this a file is not looked at: no --max-file-size that makes sense reads it.
+RECOGNITION_LIMIT = 64 * 1024 * 1024
+_TEMPLATE_SUFFIX = re.compile(r"\.(?:j2|jinja2?|tpl|tmpl|gotmpl|erb)$")
+# A template's first line that is not blank, a comment or a template tag; and whether it starts TOML.
+_SIGNIFICANT = re.compile(r"(?m)^(?![ \t]*(?:#|$|\{[{%#]|<%|%\{))[ \t]*\S[^\n]*")
+_TOML_START = re.compile(r"[ \t]*(?:\[|[\w\"'.-]+[ \t]*=)")
 
 _RB_SETTING = re.compile(r"(?m)^[ \t]*(?:[a-z_]+\[['\":][a-z_]+['\"]?\]|external_url[ (]|git_data_dirs[ (])")
 _RB_CODE = re.compile(r"(?m)^[ \t]*(?:module|class)[ \t]+[A-Z]")
@@ -36,12 +48,27 @@ _TOML_NAME = re.compile(rf"^[\w.-]*\.toml{_TEMPLATE_EXT}$")
 _REGISTRY_NAME = re.compile(rf"^(?:config|registry)[\w.-]*\.ya?ml{_TEMPLATE_EXT}$")
 
 
-def head(path: Path, size: int = HEAD_BYTES) -> str:
+def head(path: Path, size: int = RECOGNITION_LIMIT) -> str:
+    """The file's text (up to `size` bytes), without a leading byte-order mark; "" if unreadable."""
     try:
-        with path.open("rb") as fh:
-            return fh.read(size).decode("utf-8", "replace")
+        stat = path.stat()
     except OSError:
         return ""
+    return _text(str(path), stat.st_mtime_ns, stat.st_size, size)
+
+
+@lru_cache(maxsize=4)  # the recognisers of one file read it once
+def _text(path: str, mtime: int, length: int, size: int) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size).decode("utf-8", "replace").removeprefix("\ufeff")
+    except OSError:
+        return ""
+
+
+def plain_name(path: Path) -> str:
+    """The name under a template suffix: `values.yaml` for `values.yaml.j2`."""
+    return _TEMPLATE_SUFFIX.sub("", path.name)
 
 
 _POLICY_TYPES = re.compile(r"(?m)^(?:scan_execution_policy|approval_policy|scan_result_policy|pipeline_execution_policy"
@@ -91,7 +118,14 @@ def _siblings(path: Path) -> list[Path]:
 
 
 def is_runner_config(path: Path) -> bool:
-    return bool(_TOML_NAME.match(path.name)) and bool(_RUNNER_TOML.search(head(path)))
+    name, plain = path.name, plain_name(path)
+    if _TOML_NAME.match(name):
+        return bool(_RUNNER_TOML.search(head(path)))
+    if plain == name or "." in plain:  # only a template with no other extension is looked into
+        return False
+    text = head(path)
+    first = _SIGNIFICANT.search(text)
+    return bool(_RUNNER_TOML.search(text)) and first is not None and bool(_TOML_START.match(first.group()))
 
 
 def is_registry_config(path: Path) -> bool:
@@ -102,11 +136,11 @@ def is_registry_config(path: Path) -> bool:
 
 
 def is_helm_values(path: Path) -> bool:
-    return bool(_VALUES.match(path.name))
+    return bool(_VALUES.match(plain_name(path)))
 
 
 def is_compose(path: Path) -> bool:
-    return bool(_COMPOSE.match(path.name))
+    return bool(_COMPOSE.match(plain_name(path)))
 
 
 def is_dockerfile(path: Path) -> bool:
@@ -136,7 +170,7 @@ def is_prometheus_rules(path: Path) -> bool:
     """A Prometheus rule file: YAML with top-level `groups:` whose rules carry `expr:` (`alert:`/`record:`)."""
     if path.suffix not in (".yml", ".yaml"):
         return False
-    text = head(path, 4096)
+    text = head(path)
     return bool(_PROM_GROUPS.search(text)) and bool(_PROM_RULE.search(text))
 
 
@@ -146,9 +180,9 @@ def is_env_file(path: Path) -> bool:
 
 
 def is_k8s_manifest(path: Path) -> bool:
-    if path.suffix not in (".yml", ".yaml"):
+    if not plain_name(path).endswith((".yml", ".yaml")):
         return False
-    text = head(path, 4096)
+    text = head(path)
     if not all(rx.search(text) for rx in _MANIFEST):
         return False
     return not ("templates" in path.parent.parts and "{{" in text)

@@ -5,8 +5,9 @@ Some kinds add something to what their reader gives:
 * `database.yml` must map environment names to settings; a list or a scalar there is an
   input error for that file.
 * In the GitLab Runner Helm chart, `runners.config` is a `config.toml` written as a YAML block.
-  It is read as TOML and put in the tree in place of the string, with every position mapped
-  back to the values file, so `runners.config.runners[0].kubernetes.…` has an exact line.
+  It is read as TOML (Go template actions as `untemplate` reads them) and put in the tree in place
+  of the string, with every position mapped back to the values file, so
+  `runners.config.runners[0].kubernetes.…` has an exact line.
 * `GITLAB_OMNIBUS_CONFIG` (the Omnibus image reads it as `gitlab.rb` settings) set by a compose
   service, a Kubernetes container or an env file is parsed as `gitlab.rb`, positions mapped back
   likewise, and kept as an embedded `omnibus-config` document (`Tree.embedded`), which the
@@ -15,13 +16,13 @@ Some kinds add something to what their reader gives:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from scanner.core.tree import ParseError, Span, Tree
+from scanner.readers.settings import untemplate
 from scanner.readers.settings.dockerfile import parse_env_file
-from scanner.readers.settings.templated import STANDINS, load_templated_yaml
+from scanner.readers.settings.templated import load_templated_yaml
 from scanner.readers.settings.toml import load_toml
 from scanner.readers.settings.views import containers
 from scanner.readers.shell import ScriptText, map_lines
@@ -41,10 +42,33 @@ def parse_database_yml(text: str) -> Tree:
 
 def parse_helm_values(text: str) -> Tree:
     tree = load_templated_yaml(text)
+    _runner_config(tree, text.splitlines())
+    return tree
+
+
+def _runner_config(tree: Tree, source: list[str]) -> None:
+    """The runner chart's `runners.config`, read as TOML in place."""
     for root in tree.roots:
         runners = root.get("runners") if isinstance(root, dict) else None
         if isinstance(runners, dict) and isinstance(runners.get("config"), str):
-            _embed_toml(tree, runners, "config", text.splitlines())
+            _embed_toml(tree, runners, "config", source)
+
+
+def parse_terraform(text: str) -> Tree:
+    """A Terraform file as text (its API calls are the API readers'), with the values of each
+    `helm_release` of a GitLab chart as an embedded Helm values document (`helmrelease`)."""
+    from scanner.readers.api.model import text_tree
+    from scanner.readers.settings.helmrelease import releases
+
+    tree = text_tree(text)
+    if "helm_release" not in text:
+        return tree
+    found, problems = releases(text)
+    tree.warnings.extend(problems)
+    source = text.splitlines()
+    for values in found:
+        _runner_config(values, source)
+        tree.embedded.append(("helm-values", values))
     return tree
 
 
@@ -110,69 +134,44 @@ def _move_table(sub: Tree, move: Move) -> dict[int, Any]:
 
 
 def _embed_gitlab_rb(tree: Tree, value: str, span: Span, source: list[str], skip: int = 0) -> None:
-    """Read `value[skip:]`, written at `span`, as an embedded `gitlab.rb` document."""
-    from scanner.readers.settings.omnibus import parse_gitlab_rb
-
+    """Read `value[skip:]`, written at `span`, as an embedded `gitlab.rb` document (`${VAR}` of compose
+    and Helm `{{ }}` read as `untemplate` reads them)."""
     move = _mover(map_lines(value, span, source), skip)
     try:
-        sub = parse_gitlab_rb(value[skip:])
+        sub = parse_omnibus(value[skip:])
     except ParseError as exc:
         tree.warnings.append((_line(move, exc.line), f"{OMNIBUS_CONFIG}: {exc.message}"))
         return
     moved = Tree(sub.roots, [move(s) for s in sub.root_spans], _move_table(sub, move), sub.keys)
     tree.warnings.extend((_line(move, line), f"{OMNIBUS_CONFIG}: {message}") for line, message in sub.warnings)
+    tree.notices.extend((_line(move, line), f"{OMNIBUS_CONFIG}: {message}") for line, message in sub.notices)
     tree.embedded.append(("omnibus-config", moved))
 
 
-_HELM_EXPR = re.compile(r"\{\{.*?\}\}")
-
-
-def _untemplate_toml(text: str) -> str:
-    """The chart renders `runners.config` with `tpl`, so it may hold Go template actions. Same-length
-    stand-ins keep every position: a line of actions only (`{{- if … }}`, `{{- toToml … }}`) becomes
-    blank; actions inside a string become private-use characters; from the first action outside a
-    string to the line's last one becomes one string (`max = {{ .Values.n }}` → `max = "…"`). Each
-    value that holds stand-ins gets its source text back afterwards (`_restore`)."""
-    if "{{" not in text:
-        return text
-    out = []
-    for line in text.split("\n"):
-        found = list(_HELM_EXPR.finditer(line))
-        if found and not _HELM_EXPR.sub("", line).strip():
-            line = " " * len(line)
-        bare = next((m for m in found if line[: m.start()].count('"') % 2 == 0), None) if line.strip() else None
-        if bare is not None:
-            a, b = bare.start(), found[-1].end()
-            line = line[:a] + '"' + STANDINS[0] * (b - a - 2) + '"' + line[b:]
-        out.append(_HELM_EXPR.sub(lambda m: STANDINS[0] * len(m.group()), line))
-    return "\n".join(out)
-
-
 def _embed_toml(tree: Tree, parent: dict[str, Any], key: str, source: list[str]) -> None:
+    """The chart renders `runners.config` with `tpl`: Go template actions are read as `untemplate` reads
+    them, and what still cannot be read is one notice."""
     script = map_lines(parent[key], tree.table[id(parent)][key][1], source)
     move = _mover(script)
     try:
-        sub = load_toml(_untemplate_toml(parent[key]))
+        sub = untemplate.read(parent[key], load_toml, key)
     except ParseError as exc:
         tree.warnings.append((_line(move, exc.line), f"{key}: {exc.message}"))
         return
-    _restore(sub, sub.roots[0], parent[key].split("\n"))
     tree.table.update(_move_table(sub, move))
     tree.keys.update(sub.keys)
     tree.warnings.extend((_line(move, line), f"{key}: {message}") for line, message in sub.warnings)
+    tree.notices.extend((_line(move, line), message) for line, message in sub.notices)
     parent[key] = sub.roots[0]
 
 
-def _restore(sub: Tree, node: Any, lines: list[str]) -> None:
-    """Put the template text back in each string value that holds stand-ins: `"{{ .Values.x }}"`
-    is the string `{{ .Values.x }}`, as the templated YAML reader gives it."""
-    spans = sub.table.get(id(node))
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for k, value in list(items):
-        if isinstance(value, str) and STANDINS[0] in value and spans is not None:
-            line, col, end_line, end_col = spans[k][1] if isinstance(node, dict) else spans[k]
-            if line == end_line:
-                text = lines[line - 1][col - 1 : end_col - 1]
-                node[k] = text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
-        else:
-            _restore(sub, value, lines)
+def parse_runner_config(text: str) -> Tree:
+    """A runner's `config.toml`, templated or not (`config.toml.j2`, a Terraform `runner-config.tpl`)."""
+    return untemplate.read(text, load_toml, "runner configuration")
+
+
+def parse_omnibus(text: str) -> Tree:
+    """A `gitlab.rb`, templated or not (`gitlab.rb.j2`, Chef's `gitlab.rb.erb`)."""
+    from scanner.readers.settings.omnibus import parse_gitlab_rb
+
+    return untemplate.read(text, parse_gitlab_rb, "gitlab.rb")

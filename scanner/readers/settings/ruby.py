@@ -4,7 +4,9 @@ It knows what settings files use: identifiers, strings (single, double with `#{}
 `%q()`/`%w[]` literals), symbols, `key:` labels, numbers, punctuation, comments, `=begin`
 blocks and line continuations. A heredoc's body is skipped and marked, so the parser can warn
 about that statement. An unterminated string becomes an `error` token for the rest of its line
-and lexing goes on on the next line: a bad line never swallows the rest of the file.
+and lexing goes on on the next line: a bad line never swallows the rest of the file. So does a
+string of several lines that a word follows right after its closing quote (Ruby reads no such
+thing: it is a quote left open that ran into the next `x['key']`).
 
 Ruby API scripts have their own lexer (`scanner.readers.api.ruby`), and it stays apart: it
 reads what this one skips (heredoc bodies, each with the offset of every character, `#{…}` as
@@ -133,6 +135,8 @@ class _Lexer:
 
     def quoted(self, start: int, quote: str) -> None:
         end, value = _scan_string(self.text, start + 1, quote, interpolate=quote != "'")
+        if end > 0 and _ends_in_a_word(self.text, start, end):
+            end = -1  # a quote left open on its line: the "string" ran into the next `x['key']`
         if end < 0:
             self.unterminated(start, "string" if end == -1 else f"string (`#{{…}}` nested deeper than {MAX_DEPTH})")
             return
@@ -240,6 +244,12 @@ def _scan_string(text: str, j: int, quote: str, interpolate: bool, depth: int = 
         out.append(c)
         j += 1
     return -1, ""
+
+
+def _ends_in_a_word(text: str, start: int, end: int) -> bool:
+    """A string over several lines closed right before a word (`'…\nx['key` + `']`): Ruby reads no such
+    thing, so it is a quote never closed on its first line, not a string of several lines."""
+    return end < len(text) and (text[end].isalnum() or text[end] in "_'\"") and "\n" in text[start:end]
 
 
 def _interpolation_end(text: str, j: int, level: int) -> int:

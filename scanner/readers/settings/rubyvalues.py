@@ -2,7 +2,8 @@
 
 `statements` splits tokens at newlines and `;` outside brackets (a line ending in an operator
 or `,` goes on). An unclosed or mismatched bracket is a warning for that statement, and
-reading resumes at the next line that starts in column 1, where Omnibus settings start.
+reading resumes at the next line that starts in the statement's own column or left of it (column
+1 for most settings; a setting inside `if … end` is indented, and so are its neighbours).
 
 `Values` reads one literal: strings, symbols (read as their name: Omnibus treats `:webhook`
 and `'webhook'` alike), numbers, `true`/`false`/`nil`, arrays, hashes (`=>` and `key:`), and
@@ -37,16 +38,17 @@ def statements(tokens: list[Tok], warnings: list[Problem]) -> Iterator[list[Tok]
         while i < n and tokens[i].kind == "newline":
             i += 1
         start = i
-        stmt, i, problem = _one(tokens, i)
+        column = tokens[i].span[1] if i < n else 1
+        stmt, i, problem = _one(tokens, i, column)
         if problem is not None:
             warnings.append(problem)
-            if not _starts_setting(tokens, i):  # else it stopped at the next setting: go on there
-                i = _resync(tokens, start)
+            if not _starts_setting(tokens, i, column):  # else it stopped at the next setting: go on there
+                i = _resync(tokens, start, column)
         elif stmt:
             yield stmt
 
 
-def _one(tokens: list[Tok], i: int) -> tuple[list[Tok], int, Problem | None]:
+def _one(tokens: list[Tok], i: int, column: int) -> tuple[list[Tok], int, Problem | None]:
     stack: list[Tok] = []
     out: list[Tok] = []
     n = len(tokens)
@@ -54,7 +56,7 @@ def _one(tokens: list[Tok], i: int) -> tuple[list[Tok], int, Problem | None]:
         tok = tokens[i]
         i += 1
         if tok.kind == "newline" or (tok.kind == "punct" and tok.text == ";" and not stack):
-            if stack and _starts_setting(tokens, i):  # a new `x['a'] =` in column 1: this one never closed
+            if stack and _starts_setting(tokens, i, column):  # a new `x['a'] =` at its column: this one never closed
                 return out, i, _unclosed(stack[0])
             if stack or (out and tok.kind == "newline" and _continues(out, tokens, i)):
                 continue
@@ -77,13 +79,13 @@ def _unclosed(opener: Tok) -> Problem:
     return opener.span[0], f"`{opener.text}` opened here is never closed; this statement is not read"
 
 
-def _starts_setting(tokens: list[Tok], i: int) -> bool:
-    """`name['key'] =` starting in column 1: Omnibus indents what is inside brackets."""
+def _starts_setting(tokens: list[Tok], i: int, column: int = 1) -> bool:
+    """`name['key'] =` starting at `column` or left of it: Omnibus indents what is inside brackets."""
     head = tokens[i : i + 5]
     return (
         len(head) == 5
         and head[0].kind == "ident"
-        and head[0].span[1] == 1
+        and head[0].span[1] <= column
         and head[1].text == "["
         and head[2].kind in ("string", "symbol")
         and head[3].text == "]"
@@ -100,12 +102,12 @@ def _continues(out: list[Tok], tokens: list[Tok], i: int) -> bool:
     return i < len(tokens) and tokens[i].kind == "punct" and tokens[i].text in (".", "&.")
 
 
-def _resync(tokens: list[Tok], start: int) -> int:
-    """The next token after the bad statement's first line that starts a line in column 1."""
+def _resync(tokens: list[Tok], start: int, column: int = 1) -> int:
+    """The next token after the bad statement's first line that starts a line at its column or left of it."""
     line = tokens[start].span[0]
     for j in range(start + 1, len(tokens)):
         tok = tokens[j]
-        if tok.span[0] > line and tok.span[1] == 1 and tokens[j - 1].kind == "newline":
+        if tok.span[0] > line and tok.span[1] <= column and tokens[j - 1].kind == "newline":
             return j
     return len(tokens)
 

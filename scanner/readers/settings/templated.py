@@ -6,7 +6,8 @@ characters of the same length, so libyaml reads the text and every position stay
 tag alone on its line that outputs nothing YAML can place (`<% if … %>`, `{% endif %}`,
 `{{- end }}`) becomes blank. Afterwards each value or key that held an expression gets the
 expression's text back in place of its placeholder: a value `{{IMAP_PORT}}` is the string
-`"{{IMAP_PORT}}"`, present but never equal to a literal.
+`"{{IMAP_PORT}}"`, present but never equal to a literal. A spot YAML cannot read on a line holding an
+expression is one notice for the file (`scanner.readers.settings.untemplate.one_notice`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from bisect import bisect_left
 from typing import Any
 
 from scanner.core.tree import Span, Tree
-from scanner.readers.yamldoc import load_yaml
+from scanner.readers.settings.untemplate import one_notice
+from scanner.readers.yamlrepair import read_yaml
 
 STANDINS = ("\ue001", "\ue002")  # alternated, so two expressions side by side stay two
 _TEMPLATE = re.compile(r"<%.*?%>|\{\{.*?\}\}|\{%.*?%\}", re.S)
@@ -50,12 +52,13 @@ def _neutralize(text: str) -> tuple[str, list[tuple[int, str]]]:
 
 
 def load_templated_yaml(text: str) -> Tree:
-    """`scanner.readers.yamldoc.load_yaml`, tolerating template expressions; positions stay exact."""
+    """`scanner.readers.yamlrepair.read_yaml`, tolerating template expressions; positions stay exact."""
     if not is_templated(text):
-        return load_yaml(text)
+        return read_yaml(text)
     neutral, replaced = _neutralize(text)
-    tree = load_yaml(neutral)
+    tree = read_yaml(neutral)
     _Restorer(tree, text, replaced).run()
+    one_notice(tree, "YAML", text)
     return tree
 
 

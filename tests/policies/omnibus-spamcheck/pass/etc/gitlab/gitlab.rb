@@ -1,0 +1,2 @@
+# ok: omnibus-spamcheck
+gitlab_rails['akismet_enabled'] = true

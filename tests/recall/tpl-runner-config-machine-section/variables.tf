@@ -1,0 +1,4 @@
+variable "executor_kind" {
+  type    = string
+  default = "docker+machine"
+}
