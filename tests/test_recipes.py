@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_rules_table import BASE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,18 +91,7 @@ def render(report: Report, options: RenderOptions) -> str:
                    for f in report.findings)
 '''
 
-POLICY = """\
-title: A throwaway word
-summary: s
-message: "`{match}` is a word this test looks for"
-rationale: r
-remediation: r
-breaking: true
-origin: gitlab
-references: [{title: t, url: "https://docs.gitlab.com/x"}]
-example: {before: a, after: b}
-match: {kind: word, words: [sunset, dusk]}
-"""
+POLICY = BASE + "match: {kind: word, words: [sunset, dusk]}\n"
 
 
 def _insert_after(text: str, pattern: str, added: str) -> str:

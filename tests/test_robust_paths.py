@@ -13,10 +13,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scanner.cli import main
+
+from conftest import sunset
 
 ROOT = Path(__file__).resolve().parent.parent
 JWT_JOB = 'job:\n  script: [echo "$CI_JOB_JWT"]\n'
@@ -33,10 +36,8 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def _sunset(*argv: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """In a subprocess with a deadline: a hang (a FIFO waited on) fails the test instead of the run."""
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *argv], input=stdin, capture_output=True, text=True,
-                          timeout=60, cwd=cwd or ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+# In a process with a deadline: a hang (a FIFO waited on) fails the test instead of the run.
+HANG_GUARD: dict[str, Any] = {"process": True, "timeout": 60}
 
 
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -76,7 +77,7 @@ def test_fifos_are_refused_not_waited_on(repo: Path) -> None:
         (["-o", f"json={fifo}"], f"sunset: cannot write json report to {fifo}: a FIFO with no reader\n"),
         (["--config", str(fifo)], f"sunset: {fifo}:1: cannot read: not a regular file (a FIFO)\n"),
     ):
-        done = _sunset("scan", ".", *argv, cwd=repo)
+        done = sunset("scan", ".", *argv, cwd=repo, **HANG_GUARD)
         assert (done.returncode, done.stderr) == (2, said)
 
 
@@ -117,14 +118,15 @@ def test_special_files_as_the_report_to_comment(capsys: pytest.CaptureFixture[st
     ("a" * 300 + ".yml", "not a file name this system could have"),
 ])
 def test_stdin_filename(repo: Path, name: str, said: str) -> None:
-    done = _sunset("scan", "-", "--stdin-filename", name, stdin=JWT_JOB, cwd=repo)
+    done = sunset("scan", "-", "--stdin-filename", name, stdin=JWT_JOB.encode(), cwd=repo, **HANG_GUARD)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("sunset: --stdin-filename ") and done.stderr.endswith(f": {said}\n")
 
 
 def test_a_deep_stdin_filename_is_fine(repo: Path) -> None:
     name = "ab/" * 40 + ".gitlab-ci.yml"
-    done = _sunset("scan", "-", "--stdin-filename", name, "--format", "concise", stdin=JWT_JOB, cwd=repo)
+    done = sunset("scan", "-", "--stdin-filename", name, "--format", "concise", stdin=JWT_JOB.encode(), cwd=repo,
+                  **HANG_GUARD)
     assert done.returncode == 1 and done.stdout.startswith(f"{name}:2:18: error[ci-job-jwt-variables]")
 
 
