@@ -16,7 +16,7 @@ from scanner.core.tree import Tree
 from scanner.readers import ci
 from scanner.readers.api.model import GraphqlText, RestCall
 from scanner.readers.api.shell.flow import job_uses
-from scanner.readers.shell import EXPANSION_FACTOR, Command, ScriptText, Token, read, word_chars
+from scanner.readers.shell import EXPANSION_FACTOR, Command, ScriptText, Token, map_lines, read, word_chars
 
 
 def _script(text: str) -> ScriptText:
@@ -223,3 +223,19 @@ def test_every_call_the_reader_extracts_is_inside_the_script(text: str) -> None:
             assert all(_inside(text, s[0], s[1]) for s in spans), (use, text)
         else:
             assert all(_inside(text, line, col) for line, col in use.positions), (use, text)
+
+
+@FUZZ
+@given(source=st.lists(st.text(alphabet=" -|>'\"abc\\\t#:", max_size=30), min_size=1, max_size=12),
+       value=st.text(alphabet=" -'\"abc\\\t#:\n", max_size=80), data=st.data())
+def test_a_scalar_is_placed_on_the_lines_of_its_span(source: list[str], value: str, data: st.DataObject) -> None:
+    first = data.draw(st.integers(min_value=1, max_value=len(source)))
+    last = data.draw(st.integers(min_value=first, max_value=len(source)))
+    column = data.draw(st.integers(min_value=1, max_value=len(source[first - 1]) + 1))
+    script = map_lines(value, (first, column, last, 1), source)
+    for offset in range(len(value) + 1):
+        line, col = script.pos_at(offset)
+        assert first <= line <= last and col >= 1, (offset, line, col)
+    for cmd in read(script):
+        for w in cmd:
+            assert first <= w.line <= last
