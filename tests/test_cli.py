@@ -63,7 +63,7 @@ def test_broken_policy_names_file_line_and_field(tmp_path: Path, repo: Path) -> 
     assert result.stderr == f"sunset: {bad / 'my-policy.yaml'}:8: colour: Extra inputs are not permitted\n"
     (bad / "my-policy.yaml").write_text(original.replace("names: [OLD_VAR]", "names: [OLD_VAR]\n  path: $..x"))
     result = sunset("scan", str(repo), "--policies", str(tmp_path / "mine"))
-    assert result.stderr == f"sunset: {bad / 'my-policy.yaml'}:15: match: path: Extra inputs are not permitted\n"
+    assert result.stderr == f"sunset: {bad / 'my-policy.yaml'}:18: match: path: Extra inputs are not permitted\n"
 
 
 def test_jsonpath_recursive_descent_is_refused(tmp_path: Path, repo: Path) -> None:

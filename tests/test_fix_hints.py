@@ -97,7 +97,7 @@ example: {before: a, after: b}
     ('"use {vlaue}"', "replacement.0.text: Value error, `{vlaue}` is not a placeholder"),
     ('"use {key:a.b}"', "replacement.0.text: Value error, `{key:a.b}` is not a placeholder"),
     ("[{kinds: [gitlab-rb], text: x}]", "replacement.0.kinds: Value error, unknown document kind"),
-    ('[{route: "(", text: x}]', "replacement.0.route: Value error, not a regular expression: missing ),"),
+    ('[{route: "(", text: x}]', "replacement.0.route: Value error, '(' is not RE2 syntax (missing ): ()"),
     ("[]", "replacement: Tuple should have at least 1 item"),
 ])
 def test_a_bad_replacement_is_refused_with_its_line(tmp_path: Path, replacement: str, problem: str) -> None:

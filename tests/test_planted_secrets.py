@@ -237,6 +237,12 @@ def test_a_component_address_is_shown() -> None:
     assert redact_line(f"  - component: gitlab.com/g/p/scan@{sha}") == f"  - component: gitlab.com/g/p/scan@{sha}"
 
 
+@pytest.mark.parametrize("path", ["/tmp/h2/pol/x/my-jwks.yaml", "ci/a/b2/x/deploy-jobs.yml", "/srv/gl/v1/values.yaml"])
+def test_a_path_of_short_words_is_shown(path: str) -> None:
+    error = f"{path}:24: match: regex: 'x' is not RE2 syntax"
+    assert redact_error(error) == error
+
+
 def test_policy_matches_are_never_masked(capsys: pytest.CaptureFixture[str]) -> None:
     """Every policy fixture's deprecated text (the finding's columns on its line) is shown as
     written in the snippet, and a message naming it names it unmasked."""

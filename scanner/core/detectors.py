@@ -224,7 +224,10 @@ def random_spans(text: str) -> list[Span]:
                     group_start = pos
                 group.append(piece)
             elif group:
-                if any(is_random(p) for p in group) or (len(group) > 1 and is_random("".join(group))):
+                # short lowercase pieces (`tmp`, `h2`, `x` of `/tmp/h2/x/`) read as nothing alone and
+                # make no random run together; a short piece in mixed case (`Zq`, `9T`) may be base64
+                joined = "".join(p for p in group if len(p) > 3 or not (p.islower() or p.isdigit()))
+                if any(is_random(p) for p in group) or (len(group) > 1 and is_random(joined)):
                     out.append((group_start, group_start + len("/".join(group))))
                 group = []
             pos += len(piece or "") + 1

@@ -1,7 +1,10 @@
 """From hits to findings: one finding per written place, fingerprints, suppressions, baseline.
 
 Suppressed and baselined findings are counted in the report, never silently dropped; a
-malformed suppression comment is an input error on its line.
+malformed suppression comment is an input error on its line. At most `MAX_PER_LINE` findings on one
+line and `MAX_PER_FILE` in one file are reported, and one warning on the file says how many more
+were left out: a finding line repeated 50,000 times makes a report of bounded size, in time linear
+in the file.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from scanner.core.versions import Version, in_effect
 from scanner.engine.suppress import Suppressions
 from scanner.rules.hints import fill, fill_message
 from scanner.rules.hits import Hit
+
+MAX_PER_LINE = 20
+MAX_PER_FILE = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +53,10 @@ class Recorder:
     observer: Callable[[Finding, Hit, Document], None] | None = None
     # per file with suppressions: them, and the (line, policy id) pairs a finding used
     pending: dict[str, tuple[Suppressions, set[tuple[int, str]]]] = field(default_factory=dict)
+    # per file: findings reported, and per line; findings left out over the limits (count, first line)
+    per_file: dict[str, int] = field(default_factory=dict)
+    per_line: dict[tuple[str, int], int] = field(default_factory=dict)
+    left_out: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def record(self, doc: Document, hits: Iterable[Hit], suppressions_checked: bool = False) -> None:
         """`suppressions_checked`: the text's suppression comments were checked with another
@@ -78,6 +88,8 @@ class Recorder:
             if print_ in self.rules.baseline:
                 self.report.baselined += 1
                 continue
+            if not self.within_limits(loc):
+                continue
             found = self.finding(hit, loc, print_, note, fill(hit.policy.data.hints, doc, hit.route, loc.symbolic,
                                                               hit.matched),
                                  fill_message(hit.policy.data.message, doc, hit.route, hit.matched))
@@ -85,8 +97,26 @@ class Recorder:
             if self.observer is not None:
                 self.observer(found, hit, doc)
 
+    def within_limits(self, loc: Location) -> bool:
+        """Count a finding to report at `loc`; False (and counted as left out) over the limits."""
+        on_line = self.per_line.get((loc.path, loc.line), 0)
+        in_file = self.per_file.get(loc.path, 0)
+        if on_line >= MAX_PER_LINE or in_file >= MAX_PER_FILE:
+            count, first = self.left_out.get(loc.path, (0, loc.line))
+            self.left_out[loc.path] = (count + 1, first)
+            return False
+        self.per_line[(loc.path, loc.line)] = on_line + 1
+        self.per_file[loc.path] = in_file + 1
+        return True
+
     def finish(self) -> None:
-        """Every suppression that suppressed nothing becomes a warning (it does not fail the run)."""
+        """Every suppression that suppressed nothing becomes a warning (it does not fail the run), and
+        so does each file's count of findings left out over the limits."""
+        for path, (count, first) in self.left_out.items():
+            self.report.warnings.append(InputError(path, first, (
+                f"{count:,} more finding{'s' * (count != 1)} in this file not reported: at most {MAX_PER_LINE} "
+                f"on one line and {MAX_PER_FILE:,} in one file are (the first left out is on this line)")))
+        self.left_out.clear()
         for path, (suppressions, used) in self.pending.items():
             for s in suppressions.by_line.values():
                 for pid in sorted(s.ids):

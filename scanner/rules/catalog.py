@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from scanner.rules.schema import PolicyModel
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+FIELD_RE = re.compile(r"^\w+(?:\.\w+)*$")
 
 
 class PolicyLoadError(Exception):
@@ -70,7 +71,10 @@ def _load_one(path: Path, data: bytes) -> Policy:
     try:
         matcher = build_matcher(model.match)
     except ValueError as exc:
-        line = _line_of(doc.key_lines(0), ("match",))  # positions only when reporting a problem
+        # a problem starts with its key's route (`matchers.0.regex: …`): the line of that key
+        field = str(exc).split(": ", 1)[0]
+        loc = ("match", *(int(p) if p.isdigit() else p for p in field.split("."))) if FIELD_RE.match(field) else ()
+        line = _line_of(doc.key_lines(0), loc or ("match",))  # positions only when reporting a problem
         raise PolicyLoadError(f"{path}:{line}: match: {exc}") from None
     # left out, it applies to every kind of document carrying what the matcher reads
     applies_to = model.applies_to or derived_kinds(facets_of(matcher))

@@ -25,6 +25,7 @@ from scanner.core.document import Document, RouteError
 from scanner.core.redact import redact
 from scanner.core.results import Route
 from scanner.core.tree import unwrap, walk
+from scanner.rules.spec import regex
 
 PLACEHOLDER = re.compile(r"\{(?:(match|key|value)(?::([\w.\-]+(?:\|[\w.\-]+)*))?|route\[(-?\d+)\])\}")
 BARE = re.compile(r"\{[A-Za-z_][\w\-]*(?:\[[^\]]*\])?(?::[^\s{}]*)?\}")  # `{name}`: meant as a placeholder
@@ -41,8 +42,8 @@ class Hint:
 
     def fits(self, kind: str, symbolic: str, matched: str) -> bool:
         return ((not self.kinds or kind in self.kinds)
-                and (self.route is None or re.search(self.route, symbolic) is not None)
-                and (self.match is None or re.search(self.match, matched) is not None))
+                and (self.route is None or regex(self.route).search(symbolic))
+                and (self.match is None or regex(self.match).search(matched)))
 
 
 def problems(text: str) -> list[str]:

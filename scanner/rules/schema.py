@@ -9,7 +9,6 @@ catalog comes from the cache never imports pydantic. The loaded policy is plain 
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from scanner.core.versions import RELEASE_RE
 from scanner.rules.documents import check_kind_names
 from scanner.rules.fixes import FixSpec
-from scanner.rules.spec import REQUIRED, Constrained, Spec
+from scanner.rules.spec import REQUIRED, Constrained, Spec, compile_regex
 
 
 class Strict(BaseModel):
@@ -75,10 +74,8 @@ class ReplacementCase(Strict):
     @field_validator("route", "match")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
-        try:
-            re.compile(value or "")
-        except re.error as exc:
-            raise ValueError(f"not a regular expression: {exc}") from None
+        if value is not None:
+            compile_regex(value, key="")  # RE2, as every policy pattern (scanner.rules.spec.Regex)
         return value
 
 

@@ -9,6 +9,7 @@ imports pydantic: a spec is a plain class the loader validates through pydantic 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -81,20 +82,26 @@ class ValueTest:
         if self.one_of is not None:
             return value in self.one_of
         if self.regex is not None:
-            return isinstance(value, str) and self.regex.search(value) is not None
+            return isinstance(value, str) and self.regex.search(value)
         return True
 
 
 class Regex:
-    """A policy's regular expression, checked when the policy is compiled but compiled again only
-    when first used: the compiled catalog is unpickled on every start, unpickling an `re.Pattern`
-    compiles it again, and a scan uses few of the catalog's patterns."""
+    """A policy's regular expression, run by RE2 (`google-re2`): RE2's syntax has no lookaround and no
+    backreferences, so every match takes time linear in the text, for the catalog's patterns and for
+    the ones users add (docs/custom-policies.md). A pattern RE2 cannot compile is refused when the
+    policy is loaded. A group named `match` marks what a finding reports; the rest of the pattern is
+    context (`(?P<match>/-/jwks)(?:[^\\w/-]|$)`: the address, when no word character follows it).
 
-    __slots__ = ("pattern", "_compiled")
+    Checked when the policy is compiled but compiled again only when first used: the compiled catalog
+    is unpickled on every start, and a scan uses few of the catalog's patterns."""
 
-    def __init__(self, pattern: str, compiled: re.Pattern[str] | None = None) -> None:
+    __slots__ = ("pattern", "_compiled", "_group")
+
+    def __init__(self, pattern: str, compiled: Any = None) -> None:
         self.pattern = pattern
         self._compiled = compiled
+        self._group = -1  # the index of the group `match` (0: the whole match), known once compiled
 
     def __reduce__(self) -> tuple[type[Regex], tuple[str]]:
         return Regex, (self.pattern,)
@@ -106,23 +113,92 @@ class Regex:
         return hash(self.pattern)
 
     @property
-    def compiled(self) -> re.Pattern[str]:
+    def compiled(self) -> Any:
+        """The RE2 object (`re2._Regexp`; the bindings carry no types)."""
         if self._compiled is None:
-            self._compiled = re.compile(self.pattern)
+            self._compiled = _re2_compile(self.pattern)
         return self._compiled
 
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled.search(text)
+    def search(self, text: str) -> bool:
+        """Whether the pattern matches anywhere in `text`."""
+        return self.compiled.search(_utf8(text)) is not None
 
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text)
+    def finditer(self, text: str) -> Iterator[tuple[int, int, int, int]]:
+        """Each match, left to right, as character offsets of `text`: its start and end, then the
+        start and end of what it reports (the group `match` when it took part, else the match)."""
+        compiled = self.compiled
+        if self._group < 0:
+            self._group = compiled.groupindex.get("match", 0)
+        data = _utf8(text)
+        to_char = _offsets(data) if len(data) != len(text) else None  # ASCII: bytes are characters
+        for m in compiled.finditer(data):
+            start, end = m.span()
+            g_start, g_end = m.span(self._group)
+            if g_start < 0:
+                g_start, g_end = start, end
+            if to_char is None:
+                yield start, end, g_start, g_end
+            else:  # asked in growing order: start ≤ group start ≤ group end ≤ end ≤ the next start
+                c_start, c_g_start, c_g_end = to_char(start), to_char(g_start), to_char(g_end)
+                yield c_start, to_char(end), c_g_start, c_g_end
 
 
-def compile_regex(text: str) -> Regex:
+def _offsets(data: bytes) -> Callable[[int], int]:
+    """Byte offset → character offset in UTF-8 `data`, for offsets asked in growing order: the
+    characters between the last offset asked and this one are counted, one pass over the text."""
+    last = [0, 0]
+
+    def to_char(offset: int) -> int:
+        if offset < last[0]:
+            return len(data[:offset].decode("utf-8"))
+        last[1] += len(data[last[0] : offset].decode("utf-8"))
+        last[0] = offset
+        return last[1]
+
+    return to_char
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> bytes:
+    """`text` as UTF-8 for RE2; a lone surrogate (a YAML or JSON escape) becomes U+FFFD, one
+    character for one, so character offsets stay those of `text`."""
     try:
-        return Regex(text, re.compile(text))
-    except re.error as exc:
-        raise ValueError(f"invalid regex {text!r}: {exc}") from None
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def _re2_compile(pattern: str) -> Any:
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is reported once, by the loader
+    return re2.compile(pattern, options)
+
+
+RE2_NOTE = ("sunset runs policy patterns with RE2, whose syntax guarantees matching in time linear in the text: "
+            "no lookahead or lookbehind, no backreferences")
+
+
+def compile_regex(text: str, key: str = "regex") -> Regex:
+    """A policy pattern checked by RE2 (a ValueError naming `key` and saying why when RE2 cannot
+    compile it)."""
+    import re2
+
+    try:
+        compiled = _re2_compile(text)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(f"{key}: " * bool(key) + f"{text!r} is not RE2 syntax ({reason}); {RE2_NOTE}") from None
+    return Regex(text, compiled)
+
+
+@functools.lru_cache(maxsize=256)
+def regex(text: str) -> Regex:
+    """`compile_regex` once per pattern (the `replacement:` cases' `route` and `match`)."""
+    return compile_regex(text)
 
 
 def value_test(spec: ValueSpec | None) -> ValueTest | None:
@@ -135,7 +211,7 @@ def value_test(spec: ValueSpec | None) -> ValueTest | None:
         return ValueTest(equals=spec.equals, has_equals=True)
     if given[0] == "one_of":
         return ValueTest(one_of=frozenset(spec.one_of or ()))
-    return ValueTest(regex=compile_regex(spec.regex or ""))
+    return ValueTest(regex=compile_regex(spec.regex or "", "value.regex"))
 
 
 def checked_names(names: tuple[str, ...]) -> tuple[str, ...]:
