@@ -64,7 +64,9 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     if scan_command.nothing_found(report) and not args.quiet:
         sys.stderr.write(scan_command.NOTHING_FOUND)
     if args.write_baseline:
-        scan_command.write_baseline(Path(args.write_baseline), report)
+        from scanner.commands.baseline import write_baseline
+
+        write_baseline(Path(args.write_baseline), report)
         if not args.quiet:
             sys.stderr.write(f"sunset: wrote {len(report.findings)} fingerprints to {args.write_baseline}\n")
         report = dataclasses.replace(report, findings=[], baselined=report.baselined + len(report.findings), upgrade=())

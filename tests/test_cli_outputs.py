@@ -49,11 +49,12 @@ def test_unwritable_output_is_one_line_and_exit_2_and_the_others_are_written(rep
     good = repo.parent / "r.json"
     done = sunset(repo, "scan", ".", "-o", "sarif=/missing/dir/x.sarif", "-o", f"json={good}", "--quiet")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == "sunset: cannot write sarif report to /missing/dir/x.sarif: No such file or directory\n"
+    missing = "the folder /missing/dir does not exist"
+    assert done.stderr == f"sunset: cannot write sarif report to /missing/dir/x.sarif: {missing}\n"
     assert '"rule_id": "terraform-templates"' in good.read_text(encoding="utf-8")
     plain = sunset(repo, "scan", ".", "-o", "/missing/dir/x.json")
     assert (plain.returncode, plain.stdout) == (2, "")
-    assert plain.stderr == "sunset: cannot write text report to /missing/dir/x.json: No such file or directory\n"
+    assert plain.stderr == f"sunset: cannot write text report to /missing/dir/x.json: {missing}\n"
 
 
 def test_output_usage_errors(repo: Path) -> None:

@@ -295,14 +295,14 @@ _ADVERSARIAL = [
 
 
 def test_redaction_is_linear_on_200_kb_lines() -> None:
-    """Each adversarial 200 KB line is redacted in a subprocess that must finish within 20 s (a
+    """Each adversarial 200 KB line is redacted in a subprocess that must finish within 60 s (a
     quadratic redactor took minutes on 40 KB); this asserts completion, not a speed."""
     code = (
         "from scanner.core.redact import redact_line, redact_error\nN = 200_000\n"
         + "".join(f"redact_line({expr}); redact_error({expr})\n" for expr in _ADVERSARIAL)
         + "print('done')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "done"
 

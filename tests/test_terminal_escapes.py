@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scanner.cli import main
-from scanner.report.text import visible
+from scanner.core.redact import visible
 
 ESC_DIR = "evil\x1b]0;owned\x07"
 LINE = 'curl -s --request PUT --data "active=false" "$CI_API_V4_URL/runners/4" # \x1b[2J\u202eesrever\x9b'

@@ -24,6 +24,7 @@ from scanner.gitlab.retry import RetryPolicy, Target
 EXIT_OK, EXIT_FAIL = 0, 2
 DEFAULT_TOKEN_ENV = "SUNSET_GITLAB_TOKEN"
 _TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
+REPORT_MAX_BYTES = 256 * 1024 * 1024  # a JSON report of a very large instance scan
 
 
 class CommentError(Exception):
@@ -91,10 +92,16 @@ def read_token(name: str, env: Mapping[str, str]) -> str:
 def read_report(path: Path) -> dict[str, Any]:
     import json
 
+    from scanner.core.files import ReadProblem, read_settings_text
+
+    text = read_settings_text(path, REPORT_MAX_BYTES)
+    if isinstance(text, ReadProblem):
+        raise CommentError(f"{path}: cannot read the report: {text.message.removesuffix('; not scanned')}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise CommentError(f"{path}: cannot read the report: {exc}") from None
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise CommentError(f"{path}: cannot read the report: {reason}") from None
     keys = ("target", "findings", "errors", "summary")
     if not isinstance(data, dict) or data.get("version") != 1 or any(k not in data for k in keys):
         raise CommentError(f"{path}: not a sunset JSON report, version 1 (`sunset scan --format json`)")
@@ -131,11 +138,16 @@ def _render(render: Callable[[Any, Mapping[str, str]], str], report: Any, env: M
 
 def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping[str, str] | None = None) -> int:
     """`sunset comment`; `retry` and `env` are for tests (short waits, a fake CI)."""
+    from scanner.core.redact import redact_data
     from scanner.report import markdown
 
     env = os.environ if env is None else env
     try:
         report = read_report(Path(args.report))
+        try:
+            report = redact_data(report)  # a report from elsewhere may hold secrets
+        except RecursionError:
+            raise CommentError(f"{args.report}: not a sunset JSON report (nested too deeply)") from None
         body = _render(markdown.render_json, report, env, Path(args.report))
         if args.dry_run:
             sys.stdout.write(body)

@@ -50,13 +50,19 @@ def configure(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from scanner.commands.scan import plan
-    from scanner.core.redact import redact
+    from scanner.core.redact import MASK, redact
     from scanner.fix.run import run_fix
 
     result = run_fix(plan(args), unsafe=args.unsafe, write=not args.diff)
     report_stream = sys.stderr if args.diff else sys.stdout
     if args.diff:
-        sys.stdout.write(redact("".join(result.diffs), diff=True))  # lines holding a secret are masked
+        diff = "".join(result.diffs)
+        shown = redact(diff, diff=True)  # what holds a secret is masked, in changed and context lines
+        sys.stdout.write(shown)
+        if shown != diff:
+            masked = sum(a != b for a, b in zip(diff.splitlines(), shown.splitlines(), strict=False))
+            report_stream.write(f"sunset fix: {masked} diff line(s) hold secrets, shown as {MASK}: the diff is for "
+                                "reading, not for `git apply`; `sunset fix` without --diff applies the fixes.\n")
     for o in result.outcomes:
         loc = o.site.finding.location
         status = "would fix" if args.diff and o.status == "fixed" else _SHOWN[o.status]

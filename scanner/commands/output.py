@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scanner.core.exits import UsageError
+from scanner.core.writing import write_file
 from scanner.report.formats import FORMATS
 
 STDOUT = "-"
@@ -68,10 +69,8 @@ def write(targets: Sequence[Output], render: Render, stdout: Callable[[str], obj
         if target.path == STDOUT:
             stdout(rendered[key])
             continue
-        try:
-            Path(target.path).write_text(rendered[key], encoding="utf-8")
-        except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
+        reason = write_file(Path(target.path), rendered[key])
+        if reason is not None:
             problems.append(f"cannot write {target.format} report to {target.path}: {reason}")
     return problems
 

@@ -6,7 +6,6 @@ Flags win over the configuration file; the configuration file wins over defaults
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -15,11 +14,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scanner.commands.baseline import read_baseline
+from scanner.commands.stdin import stdin_file
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from scanner.core.files import ReadProblem, decode_text, display_base, scan_base
+from scanner.core.files import (
+    display_base,
+    named_repo_root,
+    scan_base,
+)
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
-from scanner.engine.scan import CiConfig, Plan, ScanOptions, StdinFile, scan
+from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions
 from scanner.rules.catalog import PolicyLoadError, load_policies
@@ -28,7 +33,6 @@ from scanner.rules.policy import Policy
 if TYPE_CHECKING:
     from scanner.engine.config import LoadedConfig
 
-BASELINE_VERSION = 1
 
 
 def policy_dirs(extra: list[str] | None) -> list[Path]:
@@ -56,22 +60,6 @@ def release(text: str) -> str:
 def default_target(policies: list[Policy]) -> str:
     releases = {Version.parse(r) for p in policies for r in (p.data.deprecated_in, p.removal.release) if r}
     return str(max(releases)) if releases else "19.0"
-
-
-def read_baseline(path: Path) -> frozenset[str]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return frozenset(str(item["fingerprint"]) for item in data["findings"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not a sunset baseline file ({exc})") from None
-
-
-def write_baseline(path: Path, report: Report) -> None:
-    items = sorted(
-        ({"fingerprint": f.fingerprint, "rule_id": f.rule_id, "path": f.location.path} for f in report.findings),
-        key=lambda i: (i["path"], i["rule_id"], i["fingerprint"]),
-    )
-    path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": items}, indent=2) + "\n", encoding="utf-8")
 
 
 CONFIG_NAME = ".sunset.yml"
@@ -120,6 +108,8 @@ def _ids(values: list[str] | None, flag: str, known: set[str]) -> list[str] | No
     if values is None:
         return None
     ids = [i.strip() for v in values for i in v.split(",") if i.strip()]
+    if not ids and flag == "--select":
+        raise UsageError(f"{flag}: no policy id given (an empty value would run no policy)")
     for pid in ids:
         if pid not in known:
             raise UsageError(f"{flag}: unknown policy {pid!r}; see `sunset policies list`")
@@ -147,21 +137,6 @@ def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[st
     return (*base, *split(getattr(args, "extend_exclude", None)))
 
 
-def stdin_file(args: argparse.Namespace) -> StdinFile | None:
-    """`sunset scan -`: standard input read once, as bytes (decoded as files are: `scanner.core.files`)."""
-    name = getattr(args, "stdin_filename", None)
-    if args.paths.count("-") > 1:
-        raise UsageError("`-` (standard input) can be given once")
-    if "-" not in args.paths:
-        if name is not None:
-            raise UsageError("--stdin-filename names standard input: give `-` among the paths")
-        return None
-    raw = sys.stdin.buffer.read(args.max_file_size + 1)
-    if len(raw) > args.max_file_size:
-        return StdinFile(ReadProblem(f"standard input is over the {args.max_file_size}-byte limit; not scanned"), name)
-    return StdinFile(decode_text(raw), name)
-
-
 def plan(args: argparse.Namespace, progress: object = None) -> Plan:
     paths = [Path(p) for p in args.paths if p != "-"]
     stdin = stdin_file(args)
@@ -178,8 +153,12 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
     current = current_release(args, cfg.from_ if cfg else None)
     if current is not None and current >= target:
         raise UsageError(f"--from {current} is not before the target {target}: nothing to upgrade")
-    baseline_file = args.baseline or (cfg.baseline if cfg and not args.write_baseline else None)
-    baseline = read_baseline(Path(baseline_file)) if baseline_file else frozenset()
+    if args.baseline:
+        baseline = read_baseline(Path(args.baseline))
+    elif loaded is not None and loaded.config.baseline and not args.write_baseline:
+        baseline = read_baseline(Path(loaded.config.baseline), named_repo_root(loaded.path, loaded.path.parent, False))
+    else:
+        baseline = frozenset()
     options = ScanOptions(
         target=target,
         current=current,

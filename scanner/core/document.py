@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from scanner.core.lines import LineIndex, split_lines
 from scanner.core.results import Location, Route, route_text
 from scanner.core.tree import Span, Tree, unwrap, walk
 
@@ -36,9 +37,18 @@ class Document:
     # how many warnings the file's parse gave (a fix is verified by parsing the file again).
     host: tuple[str, int, int] | None = None
     lines: tuple[str, ...] = field(init=False, repr=False)
+    _index: LineIndex | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "lines", tuple(self.text.splitlines()))
+        object.__setattr__(self, "lines", tuple(split_lines(self.text)))
+
+    @property
+    def line_index(self) -> LineIndex:
+        """Offsets of the text's lines, built when first asked (`scanner.core.lines`)."""
+        if self._index is None:
+            object.__setattr__(self, "_index", LineIndex(self.text))
+        assert self._index is not None
+        return self._index
 
     def line_text(self, line: int) -> str:
         lines = self.lines
@@ -70,4 +80,4 @@ class Document:
         if where[2] > where[0] and part == "value":
             # a multi-line value (a block) is shown by its first line only
             where = (where[0], where[1], where[0], len(self.line_text(where[0])) + 1)
-        return Location.of(self.path, where, route_text(route), self.line_text(where[0]))
+        return Location.clipped(self.path, where, route_text(route), self.line_text(where[0]))

@@ -56,13 +56,13 @@ def path_problem(path: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):
         return MISSING
     except OSError as exc:
-        return _os_problem(exc)
+        return os_problem(exc)
     except ValueError:  # an embedded NUL, or a surrogate that stands for no byte
         return MISSING
     return None if stat.S_ISREG(mode) else not_regular(mode)
 
 
-def _os_problem(exc: OSError) -> str:
+def os_problem(exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
         return "symlink loop"
     if exc.errno == errno.ENAMETOOLONG:
@@ -114,21 +114,24 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes | ReadProblem:
     except IsADirectoryError:
         return ReadProblem("is a directory, not a file")
     except OSError as exc:
-        return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+        return ReadProblem(f"cannot read file: {os_problem(exc)}")
+    try:
+        info = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        return ReadProblem(f"cannot read file: {os_problem(exc)}")
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return ReadProblem("is a directory, not a file" if stat.S_ISDIR(info.st_mode) else not_regular(info.st_mode))
     with open(fd, "rb") as fh:
         try:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                return ReadProblem("is a directory, not a file")
-            if not stat.S_ISREG(info.st_mode):
-                return ReadProblem(not_regular(info.st_mode))
             if info.st_size > max_bytes:
                 return ReadProblem(f"file is {info.st_size} bytes, over the {max_bytes}-byte limit; not scanned")
             raw = fh.read(info.st_size + 1)
             if len(raw) > info.st_size:  # it grew while being read
                 raw += fh.read(max_bytes + 1 - len(raw))
         except OSError as exc:
-            return ReadProblem(f"cannot read file: {_os_problem(exc)}")
+            return ReadProblem(f"cannot read file: {os_problem(exc)}")
     if len(raw) > max_bytes:
         return ReadProblem(f"file is over the {max_bytes}-byte limit; not scanned")
     return raw
@@ -176,7 +179,7 @@ def walk(top: Path, skip_dir: Callable[[str, str], bool] = _skip_dir) -> Iterato
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
-            yield Skipped(Path(directory), f"cannot read folder: {_os_problem(exc)}; not scanned")
+            yield Skipped(Path(directory), f"cannot read folder: {os_problem(exc)}; not scanned")
             continue
         folders = []
         for entry in entries:
@@ -287,3 +290,11 @@ def printable(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def inside(path: Path, root: Path) -> bool:
+    """`path`, symlinks followed, is `root` or below it: what a repository's own configuration may name."""
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+    except (OSError, ValueError):
+        return False

@@ -11,34 +11,43 @@ from __future__ import annotations
 import functools
 import re
 
+from scanner.core.detectors import form_spans, random_spans
+from scanner.core.secretnames import is_reference, is_secret_name
+
 MASK = "****"
 
-# GitLab's token formats: runner registration (GR1348941…), runner authentication (glrt-…),
-# personal/project/group access (glpat-…), deploy (gldt-…) and the other gl…- prefixes.
-_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9])(?:GR1348941[\w-]+|gl(?:rt|pat|dt|ptt|ft|agent|cbt|oas|imt|soat|ffct|rtr)-[\w-]{8,})"
-)
 KEY_BLOCK = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----")
 _WORD = re.compile(r"[A-Za-z0-9_.-]+")
-_STRONG = ("token", "password", "passwd", "secret", "credential", "authorization", "passphrase", "apikey",
-           "accesskey", "accountkey", "privatekey", "api_key", "api-key", "access_key", "private_key")
-_WEAK = frozenset({"pass", "pwd", "pw", "key", "keys", "auth", "creds"})
-_USERPASS = frozenset({"-u", "--user", "-r"})
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-# Settings that name a file or folder hold a path, not the secret (`incoming_email_secret_file`).
-_PATH_NAME = re.compile(r"(?i)(?:file|path|dir|directory|stdin|url|uri|name|type|id)$")
+# `-u user:pw`; `-r token` of `gitlab-runner register`; a client certificate and its password.
+_FLAGS = frozenset({"-u", "--user", "-r", "--cert", "-E", "--proxy-user", "-p", "-w", "-a"})
+# Header names written `NAME:value` without a blank (`PRIVATE-TOKEN:x`, httpie's `Authorization:x`).
+_HEADER_WORDS = ("token", "authorization", "pass", "cookie", "bearer", "apikey", "api-key", "api_key")
+_BLANKS = re.compile(r"[ \t]+")
+_PLAIN_USER = re.compile(r"[a-z][a-z0-9._-]{0,31}")
+_ECHOED = re.compile(r"\b(?:echo|printf)(?:[ \t]+-[A-Za-z]{1,3})*[ \t]+([^|\n]{1,2000}?)[ \t]*\|")
+_HERE_STRING = re.compile(r"<<<[ \t]*")
+# A password written after its name with only blanks between (`.netrc`, `# temp pw x`).
+_BLANK_SEPARATED = frozenset({"password", "passwd", "pw", "passphrase"})
+# `-p x` is a password for these commands (and `-px`, glued, for the MySQL clients).
+_SHORT_FLAG_COMMANDS = {
+    "-p": re.compile(r"\b(?:login|sshpass|mysql\w*|mariadb\w*|mongo\w*|htpasswd)\b"),
+    "-w": re.compile(r"\bldap\w*"),
+    "-a": re.compile(r"\bredis-cli\b"),
+}
+# `<tool> config set <secret name> <value>` (aws, npm, yarn, git config): a value after a blank.
+_SETTER = re.compile(r"(?:\bset|\bconfig|--global|--local|--system)[ \t]+$")
+# `key="Password" value="x"`, `name: token, value: x`: the name is the quoted word.
+_NAMED_ENTRY = re.compile(r"""(['"])[A-Za-z0-9_.-]{1,100}\1""")
+# After a reference to a secret, the literal used when it is unset: `ENV.fetch('X', 'v')`,
+# `process.env.X || 'v'`, `os.getenv("X", "v")`, `ENV['X'] or 'v'`.
+_FALLBACK = re.compile(r"""[^;\n]{0,200}?(?:\|\||\?\?|\bor\b)[ \t]*(['"])""")
+_ARGUMENT = re.compile(r"""[ \t]*,[ \t]*(['"])""")
+_GLUED_P = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b")
 _SEP = re.compile(r"[ \t]*(=>|:=|[:=](?!=))[ \t]*")
-_ENTRY = re.compile(r"['\"]?[ \t]*,[ \t]*['\"]?value['\"]?[ \t]*:[ \t]*")
+# `{name: 'password', value: 'x'}`; `<add key="Password" value="x" />`
+_ENTRY = re.compile(r"['\"]?(?:[ \t]*,[ \t]*['\"]?value['\"]?[ \t]*:|[ \t]+value[ \t]*=)[ \t]*")
 _FLAG_SEP = re.compile(r"=|[ \t]*,[ \t]*|[ \t]+")
 _QUOTES = "'\"`"
-_NOT_SECRET = frozenset({"true", "false", "nil", "null", "none", "~", "|", ">", "|-", ">-", "|+", ">+", "{", "[", ""})
-_REFERENCE = re.compile(
-    r"\$\{[^}\n]{0,200}\}|\$\([^)\n]{0,200}\)|\$[A-Za-z_]\w*|\{\{[^}\n]{0,200}\}\}|<%[^%\n]{0,200}%>"
-    r"|%[A-Za-z_]\w*%|#\{[^}\n]{0,200}\}|\{[A-Za-z_][\w.]{0,100}\}|`[^`\n]{0,200}`"
-    r"|(?i:\b(?:bearer|basic|token|bot|digest)\b)"
-)
-_CODE = re.compile(r"(?:ENV\b|os\.(?:environ|getenv)|process\.env|(?:var|local|data|module|each)\.\w"
-                   r"|[a-z][a-z0-9_]*\.[a-z0-9_-]+\.[a-z0-9_]+$)")
 # `NAME=value` at a line's start (or a YAML list item's): the value runs to the end of the line (a
 # compose `environment:` list, an env file), unless what follows its first word reads as a command
 # line (`NAME=v cmd --flag`, `$VAR`, a pipe or `;`): then shell rules end it at the first blank.
@@ -50,27 +59,8 @@ _BARE_STOP = {
     "flow": re.compile(r",|[}\]]|[ \t]#"),
     "line": re.compile(r"[ \t]+#"),
     "url": re.compile(r"[\s'\"`<>]"),
+    "header": re.compile(r"[\s'\"`<>@,;]"),
 }
-
-
-def is_secret_name(word: str) -> bool:
-    lower = word.lower().strip("-.")
-    if _PATH_NAME.search(lower) and not lower.endswith(("token", "key")):
-        return False
-    if any(s in lower for s in _STRONG):
-        return True
-    parts = re.split(r"[_.\-]+", _CAMEL.sub("_", word.strip("-.")))
-    return any(p.lower() in _WEAK for p in parts)
-
-
-def is_reference(value: str) -> bool:
-    """A reference to a secret, a command or template producing it, a path: not the secret."""
-    text = value.strip()
-    if text.lower() in _NOT_SECRET or (text.startswith("/") and not re.search(r"[\s'\":@]", text)):
-        return True
-    if len(text) > 400:
-        return False
-    return bool(_CODE.match(text)) or not re.search(r"[A-Za-z0-9]", _REFERENCE.sub("", text))
 
 
 def _close(text: str, start: int, quote: str) -> int:
@@ -106,8 +96,8 @@ class _Masks:
         self.text = text
         self.spans: list[tuple[int, int]] = []
 
-    def add(self, start: int, end: int, check: bool = True) -> None:
-        if end > start and not (check and is_reference(self.text[start:end])):
+    def add(self, start: int, end: int, check: bool = True, string: bool = False) -> None:
+        if end > start and not (check and is_reference(self.text[start:end], string)):
             self.spans.append((start, end))
 
     def quoted(self, j: int) -> int:
@@ -116,7 +106,11 @@ class _Masks:
         while j < len(text) and text[j] in "fbrFBRuU" and j + 1 < len(text) and text[j + 1] in _QUOTES + "fbrFBR":
             j += 1
         end = _close(text, j + 1, text[j])
-        self.add(j + 1, end)
+        self.add(j + 1, end, string=True)
+        while end + 1 < len(text) and text[end + 1] in _QUOTES:  # `'a'"b"`: one word to a shell
+            j = end + 1
+            end = _close(text, j + 1, text[j])
+            self.add(j + 1, end, string=True)
         return end + 1
 
     def group(self, j: int) -> int:
@@ -166,13 +160,17 @@ def _named(masks: _Masks, m: re.Match[str], register: bool) -> int:
     word = m.group()
     enclosing = text[s - 1] if s and text[s - 1] in _QUOTES else ""
     i = e
-    if enclosing and text[i : i + 1] == enclosing:
+    quoted_key = bool(enclosing) and text[i : i + 1] == enclosing
+    if quoted_key:
         i, enclosing = i + 1, ""  # the key itself was quoted
     if word.startswith("-"):
-        if word in ("-u", "--user"):
+        if word in ("-u", "--user", "--proxy-user", "--cert", "-E"):
             sep = _FLAG_SEP.match(text, i)
-            return masks.value(sep.end(), "shell", userpass=True) if sep else e
-        if word == "-r" and not register:
+            if sep is None or (word == "-E" and "curl" not in text):
+                return e
+            return masks.value(sep.end(), "shell", userpass=True)
+        command = _SHORT_FLAG_COMMANDS.get(word)
+        if (word == "-r" and not register) or (command is not None and not command.search(text)):
             return e
         sep = _FLAG_SEP.match(text, i)
         if sep is None or text.startswith("-", sep.end()):
@@ -183,19 +181,38 @@ def _named(masks: _Masks, m: re.Match[str], register: bool) -> int:
     entry = _ENTRY.match(text, i)
     sep = entry or _SEP.match(text, i)
     if sep is None:
-        if _ENV_PREFIX.fullmatch(text, 0, s) and (gap := re.compile(r"[ \t]+").match(text, e)):
+        gap = _BLANKS.match(text, e)
+        if gap and _ENV_PREFIX.fullmatch(text, 0, s):
             return masks.value(gap.end(), "line")
+        if gap and not text.startswith("-", gap.end()) and (
+                word.lower() in _BLANK_SEPARATED or _SETTER.search(text, max(0, s - 12), s)):
+            return masks.value(gap.end(), "shell")
+        if quoted_key and (argument := _ARGUMENT.match(text, i)):
+            return masks.quoted(argument.start(1))  # `fetch('DB_PASSWORD', 'v')`
         return e
     op = sep.group(1) if sep is not entry else ":"
+    named = _NAMED_ENTRY.match(text, sep.end())
+    if named and word.lower() in ("key", "name") and is_secret_name(named.group()[1:-1]):
+        return sep.end()  # the quoted name is read next, with its value
     if op == ":" and not (sep.group().endswith((" ", "\t")) or sep.end() == len(text) or i > e
                           or text[sep.end() : sep.end() + 1] in _QUOTES):
-        return e  # `image:tag`, `scheme:rest`: no YAML separator
+        # `PRIVATE-TOKEN:x` (a header without its blank); `image:tag`, `scheme:rest` are not values
+        if enclosing or not any(h in word.lower() for h in _HEADER_WORDS):
+            return masks.value(sep.end(), "line", enclosing) if enclosing and _is_header(word) else e
+        return masks.value(sep.end(), "header")
     flow = any(c in text[:s] for c in "{[(")
     if op == "=" and not enclosing:
         how = "line" if _LINE_START.fullmatch(text, 0, s) and not _COMMAND_AFTER.match(text, sep.end()) else "shell"
     else:
         how = "flow" if flow else "line"
-    return masks.value(sep.end(), how, enclosing)
+    end = masks.value(sep.end(), how, enclosing)
+    if is_reference(text[sep.end() : end]) and (fallback := _FALLBACK.match(text, end)):
+        return masks.quoted(fallback.start(1))  # `process.env.PW || 'v'`: the literal used when unset
+    return end
+
+
+def _is_header(word: str) -> bool:
+    return any(h in word.lower() for h in _HEADER_WORDS)
 
 
 def _urls(masks: _Masks) -> None:
@@ -210,16 +227,34 @@ def _urls(masks: _Masks) -> None:
         colon = text.find(":", m.end(), at) if at >= 0 else -1
         if colon >= 0:
             masks.add(colon + 1, at)
+        elif at >= 0 and not _PLAIN_USER.fullmatch(text, m.end(), at):
+            masks.add(m.end(), at)  # a token given as the user name (a Sentry DSN, `https://<token>@`)
 
 
 def _names(masks: _Masks) -> None:
     text = masks.text
     register = "register" in text
+    glued = _GLUED_P.search(text) is not None
     pos = 0
     for m in _WORD.finditer(text):
-        if m.start() < pos or not (m.group() in _USERPASS or is_secret_name(m.group())):
+        word = m.group()
+        if m.start() < pos:
             continue
-        pos = _named(masks, m, register)
+        if glued and word.startswith("-p") and len(word) > 2 and word[2] != "-":
+            pos = masks.value(m.start() + 2, "shell")  # `mysql -pSECRET`
+        elif word in _FLAGS or is_secret_name(word):
+            pos = _named(masks, m, register)
+
+
+def _piped(masks: _Masks) -> None:
+    """What `echo`/`printf` or a here-string feeds a command reading a password from its input."""
+    text = masks.text
+    if "-stdin" not in text:
+        return
+    for m in _ECHOED.finditer(text):
+        masks.add(m.start(1), m.end(1))
+    for m in _HERE_STRING.finditer(text):
+        masks.value(m.end(), "shell")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -231,17 +266,18 @@ def mask_spans(text: str, prose: bool = False) -> tuple[tuple[int, int], ...]:
     if key := KEY_BLOCK.search(text):
         return ((key.start(), len(text)),)
     masks = _Masks(text)
-    masks.spans.extend(m.span() for m in _TOKEN.finditer(text))
+    masks.spans.extend(form_spans(text))
+    masks.spans.extend(random_spans(text))
     _urls(masks)
     if not prose:
         _names(masks)
+        _piped(masks)
     out: list[tuple[int, int]] = []
-    last = 0
     for start, end in sorted(masks.spans):
-        if end <= last:
-            continue
-        out.append((max(start, last), end))
-        last = end
+        if out and start <= out[-1][1]:  # overlapping or touching: one mask
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
     return tuple(out)
 
 

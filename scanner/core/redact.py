@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
+import unicodedata
+from typing import TYPE_CHECKING, Any
 
+from scanner.core.detectors import is_random
 from scanner.core.masks import KEY_BLOCK, MASK, mask_spans
 
-if TYPE_CHECKING:
-    from scanner.core.results import Location, Report
+# A line that is only base64 (a PEM body line, a blob in YAML), indented or quoted.
+_BASE64_LINE = re.compile(r"""[ \t'"]*([A-Za-z0-9+/]{1,200}={0,2})[ \t'",]*""")
 
-__all__ = ["MASK", "mask_spans", "masked_column", "redact", "redact_error", "redact_line", "redact_report"]
+if TYPE_CHECKING:
+    from scanner.core.results import Finding, Location, Report
+
+__all__ = ["MASK", "mask_spans", "masked_column", "redact", "redact_data", "redact_error", "redact_line",
+           "redact_report", "visible", "visible_report"]
 
 
 def redact_line(text: str, prose: bool = False) -> str:
@@ -47,26 +53,32 @@ def masked_column(text: str, column: int) -> int:
 
 
 def redact(text: str, prose: bool = False, diff: bool = False) -> str:
-    """Any text, line by line (line ends kept); the lines of a private key block are masked whole.
-    `diff`: a unified diff, each line's text redacted after its `+`/`-`/` ` marker."""
+    """Any text, line by line (line ends kept); the lines of a private key block are masked whole,
+    and so are the lines of a base64 block (a key or certificate body whose first line is not
+    shown, as in a diff's context). `diff`: a unified diff, each line's text redacted after its
+    `+`/`-`/` ` marker."""
     out: list[str] = []
-    in_key = False
+    in_key = in_blob = False
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         header = not diff or body.startswith(("+++ ", "--- ", "@@", "\\"))
-        mark, rest = ("", body) if header and not in_key else (body[:1], body[1:])
-        if in_key:
-            in_key = "-----END" not in rest
-            out.append(mark + MASK + line[len(body) :])
+        mark, rest = ("", body) if header and not (in_key or in_blob) else (body[:1], body[1:])
+        blob = _BASE64_LINE.fullmatch(rest)
+        if in_key or (blob and (in_blob or (len(blob.group(1)) >= 40 and is_random(blob.group(1))))):
+            in_key = in_key and "-----END" not in rest
+            in_blob = bool(blob)
+            out.append(mark + rest[: len(rest) - len(rest.lstrip())] + MASK + line[len(body) :])
             continue
+        in_blob = False
         out.append(mark + redact_line(rest, prose) + line[len(body) :])
         in_key = bool(KEY_BLOCK.search(rest)) and "-----END" not in rest
     return "".join(out)
 
 
 # A parser's message quoting the token it stumbled on (`Unexpected Name 'x7Fk…'`): a quoted word of
-# 8 or more characters mixing letters and digits is taken for a credential.
-_QUOTED_WORD = re.compile(r"""(['"`])(?=[^'"`\s]{0,200}[0-9])(?=[^'"`\s]{0,200}[A-Za-z])([^'"`\s]{8,200})\1""")
+# 8 or more token characters mixing letters and digits is taken for a credential. A quoted path or
+# address (`'$CI_SERVER_FQDN/group/project/scan@1.0'`) has other characters and stays.
+_QUOTED_WORD = re.compile(r"""(['"`])(?=[\w+=~-]{0,200}[0-9])(?=[\w+=~-]{0,200}[A-Za-z])([\w+=~-]{8,200})\1""")
 
 
 def redact_error(message: str) -> str:
@@ -79,8 +91,8 @@ def _redact_location(loc: Location) -> Location:
     first = loc.snippet.split("\n", 1)[0].rstrip("\r")
     if not mask_spans(first):
         return dataclasses.replace(loc, snippet=redact(loc.snippet))
-    start = masked_column(first, loc.column)
-    end = masked_column(first, loc.end_column) if loc.end_line == loc.line else 0
+    start = masked_column(first, loc.column - loc.snippet_offset)
+    end = masked_column(first, loc.end_column - loc.snippet_offset) if loc.end_line == loc.line else 0
     if end and end <= start:  # the whole match was masked: point at the mask
         end = start + len(MASK)
     return dataclasses.replace(loc, snippet=redact(loc.snippet), snippet_column=start, snippet_end_column=end)
@@ -102,3 +114,43 @@ def redact_report(report: Report) -> Report:
     errors = [dataclasses.replace(e, message=redact_error(e.message)) for e in report.errors]
     includes = [dataclasses.replace(i, target=redact(i.target), note=redact(i.note)) for i in report.includes]
     return dataclasses.replace(report, findings=findings, errors=errors, includes=includes)
+
+
+def redact_data(value: Any) -> Any:
+    """A copy of JSON-like data (a saved report read back) with every string redacted, keys too."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_data(v) for v in value]
+    if isinstance(value, dict):
+        return {redact_data(k): redact_data(v) for k, v in value.items()}
+    return value
+
+
+def visible(text: str) -> str:
+    """Control characters (C0, C1, DEL) and format characters (bidi overrides, zero-width, line and
+    paragraph separators) from the scanned files shown as escapes (`\\x1b`, `\\u202e`), so they never
+    reach a terminal, a merge-request widget or a browser raw (no ANSI codes, no bidi spoofing)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") else
+        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        for ch in text
+    )
+
+
+def visible_report(report: Report, snippets: bool = True) -> Report:
+    """A copy of the report whose every shown string is `visible`: paths, messages, titles, input
+    errors, includes, and (`snippets`) the source lines; for every format a person reads."""
+    def loc(f: Finding) -> Location:
+        shown = dataclasses.replace(f.location, path=visible(f.location.path))
+        return dataclasses.replace(shown, snippet=visible(shown.snippet)) if snippets else shown
+
+    findings = [dataclasses.replace(f, message=visible(f.message), title=visible(f.title), matched=visible(f.matched),
+                                    location=loc(f)) for f in report.findings]
+    errors = [dataclasses.replace(e, path=visible(e.path), message=visible(e.message)) for e in report.errors]
+    warnings = [dataclasses.replace(e, path=visible(e.path), message=visible(e.message)) for e in report.warnings]
+    includes = [dataclasses.replace(i, source=visible(i.source), target=visible(i.target), note=visible(i.note))
+                for i in report.includes]
+    return dataclasses.replace(report, findings=findings, errors=errors, warnings=warnings, includes=includes)

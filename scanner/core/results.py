@@ -8,6 +8,8 @@ from typing import Any
 from scanner.core.tree import Span
 
 Route = tuple[Any, ...]  # document index first, then keys and sequence indexes
+SNIPPET_CHARS = 320  # the most characters of a line a finding shows
+SNIPPET_BEFORE = 100  # of which before the finding's column, when the line is longer
 
 
 def route_text(route: Route) -> str:
@@ -37,14 +39,27 @@ class Location:
     # or longer than the text it hides); 0: the same as in the file. Not part of the JSON contract.
     snippet_column: int = 0
     snippet_end_column: int = 0
+    # How many characters of the line come before `snippet` (a long line is clipped around the
+    # finding: `SNIPPET_CHARS`). Not part of the JSON contract.
+    snippet_offset: int = 0
 
     def snippet_span(self) -> tuple[int, int | None]:
         """The 1-based (start, end) columns of the finding in `snippet`'s first line; end None when
         the finding runs past that line."""
-        start = self.snippet_column or self.column
+        start = self.snippet_column or self.column - self.snippet_offset
         if self.end_line != self.line:
             return start, None
-        return start, self.snippet_end_column or self.end_column
+        return start, self.snippet_end_column or min(self.end_column - self.snippet_offset, len(self.snippet) + 1)
+
+    @classmethod
+    def clipped(cls, path: str, span: Span, symbolic: str, line: str) -> Location:
+        """A finding's place with its line as the snippet, clipped around the finding when long, so
+        output stays linear in the input however long a line is."""
+        if len(line) <= SNIPPET_CHARS:
+            return cls.of(path, span, symbolic, line)
+        start = max(0, min(span[1] - 1 - SNIPPET_BEFORE, len(line) - SNIPPET_CHARS))
+        return cls(path, span[0], span[1], span[2], span[3], symbolic, line[start : start + SNIPPET_CHARS],
+                   snippet_offset=start)
 
     @classmethod
     def of(cls, path: str, span: Span, symbolic: str, snippet: str) -> Location:

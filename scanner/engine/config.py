@@ -119,6 +119,9 @@ def _load_pyproject(path: Path) -> LoadedConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}:{getattr(exc, 'lineno', 1) or 1}: invalid TOML: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of thousands of digits
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+        raise ConfigError(f"{path}:1: cannot read: {reason}") from None
     table = data.get("tool", {}).get("sunset")
     if not isinstance(table, dict):
         raise ConfigError(f"{path}:1: [tool.sunset] must be a table")

@@ -93,15 +93,17 @@ def _ends(path: str, spans: list[tuple[int, int]], literal: str) -> bool:
     return path.endswith(literal) and any(lo <= start <= hi for lo, hi in spans)
 
 
-def glob_files(repo: Path, pattern: str) -> list[Path | Skipped]:
-    """The YAML files of a repository an `include:local` pattern names (what cannot be read as `Skipped`)."""
+def yaml_files(repo: Path) -> list[Path | Skipped]:
+    """The YAML files of a repository (what cannot be read as `Skipped`), walked once."""
+    return [p for p in walk(repo, lambda _, name: name == ".git")
+            if (p.path if isinstance(p, Skipped) else p).name.endswith((".yml", ".yaml"))]
+
+
+def glob_files(repo: Path, pattern: str, files: list[Path | Skipped] | None = None) -> list[Path | Skipped]:
+    """The YAML files of a repository (`files`, walked by `yaml_files`) an `include:local` pattern names."""
     glob = Glob(pattern)
-    out = []
-    for path in walk(repo, lambda _, name: name == ".git"):
-        where = path.path if isinstance(path, Skipped) else path
-        if where.name.endswith((".yml", ".yaml")) and glob.match(where.relative_to(repo).as_posix()):
-            out.append(path)
-    return out
+    return [p for p in (yaml_files(repo) if files is None else files)
+            if glob.match((p.path if isinstance(p, Skipped) else p).relative_to(repo).as_posix())]
 
 
 def gitignore(patterns: tuple[str, ...]) -> Any:

@@ -8,7 +8,6 @@ Include problems (missing files, cycles, escapes, nesting over GitLab's limits) 
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from scanner.core.files import (
     MISSING,
     ReadProblem,
     Skipped,
+    inside,
     named_repo_root,
     not_scanned,
     path_problem,
@@ -31,14 +31,15 @@ from scanner.core.files import (
     relative,
     repo_root_of,
     scan_base,
-    shorten,
     walk,
 )
 from scanner.core.results import Finding, IncludeRecord, InputError, Report, internal_error
 from scanner.core.tree import ParseError, Tree
 from scanner.core.versions import Version
 from scanner.engine.findings import FindingRules, Recorder
-from scanner.engine.globs import gitignore, glob_files
+from scanner.engine.globs import gitignore
+from scanner.engine.localinclude import MAX_INCLUDE_DEPTH, MAX_INCLUDES, Wildcards, local_targets
+from scanner.engine.localinclude import Pipeline as _Pipeline
 from scanner.engine.recognise import PIPELINE, Recognition
 from scanner.readers import ci
 from scanner.rules import ci_templates
@@ -88,6 +89,10 @@ class CiConfig:
     def where(self, base: Path) -> str:
         return relative(Path(self.source), base) if os.path.isabs(self.source) else self.source
 
+    def repository(self) -> Path:
+        """The repository of the configuration file that named it: all such a file may name."""
+        return named_repo_root(Path(self.source), Path(self.source).parent, by_name=False)
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:
@@ -99,20 +104,6 @@ class Plan:
     fail_on: str
 
 
-# GitLab's defaults: 150 includes per pipeline (`ci_max_includes`), 100 levels of nesting.
-MAX_INCLUDES = 150
-MAX_INCLUDE_DEPTH = 100
-
-
-@dataclass(slots=True)
-class _Pipeline:
-    repo: Path
-    repo_real: Path = field(init=False)
-    includes: int = 0
-    over_limit: bool = False
-
-    def __post_init__(self) -> None:
-        self.repo_real = self.repo.resolve()
 
 
 @dataclass(slots=True)
@@ -127,6 +118,7 @@ class Scan:
     excluded: Any = field(init=False)  # a pathspec.GitIgnoreSpec, or None
     recognition: Recognition = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
+    wildcards: Wildcards = field(default_factory=Wildcards)
 
     def __post_init__(self) -> None:
         o = self.options
@@ -205,6 +197,9 @@ class Scan:
             file, _, project = value.rpartition("@")
             self.report.includes.append(IncludeRecord(source, config.line, "project", f"{project}:{file}",
                                                       False, "custom CI/CD configuration file in another project"))
+        elif os.path.isabs(config.source) and not inside(Path(value), root := config.repository()):
+            self.error(source, config.line or None, f"CI/CD configuration file `{config.given or value}` is outside "
+                       f"the repository ({root}); not read")
         elif (path := Path(os.path.abspath(value))).is_file():
             self.dispatch(path, named_repo_root(path, by_name=False), explicit=True, kind=PIPELINE)
         else:
@@ -320,33 +315,10 @@ class Scan:
                 self.visit(target, real, pipeline, stack)
 
     def local_targets(self, doc: Document, target: str, line: int, pipeline: _Pipeline) -> list[tuple[Path, Path]]:
-        """The files a local include names, each with its resolved path, inside the repository."""
-        repo, repo_real = pipeline.repo, pipeline.repo_real
-        rel = posixpath.normpath(target.lstrip("/"))
-        if rel == ".." or rel.startswith("../") or posixpath.isabs(rel):
-            self.error(doc.path, line, f"include `{target}` escapes the repository root")
-            return []
-        if "*" not in rel:
-            path = repo / rel
-            if (problem := path_problem(path)) is not None:
-                said = "does not exist" if problem == MISSING else f"cannot be read: {problem}"
-                self.error(doc.path, line, f"local include `{shorten(target)}` {said}")
-                return []
-            real = path.resolve()
-            if not real.is_relative_to(repo_real):
-                self.error(doc.path, line, f"include `{target}` escapes the repository root (symlink)")
-                return []
-            return [(path, real)]
-        found = []
-        for p in glob_files(repo, rel):
-            if isinstance(p, Skipped):
-                self.error(doc.path, line, f"local include `{shorten(target)}` matches `{relative(p.path, repo)}`: "
-                           f"{p.message}")
-            elif (r := p.resolve()).is_relative_to(repo_real):
-                found.append((p, r))
-        if not found:
-            self.error(doc.path, line, f"local include pattern `{shorten(target)}` matches no file")
-        return found
+        def may_include(path: Path) -> bool:  # not a file of another kind (database.yml, compose, Helm, k8s)
+            return self.recognition.walked(path, relative(path, self.base)) in (None, PIPELINE)
+
+        return local_targets(target, pipeline, self.wildcards, lambda m: self.error(doc.path, line, m), may_include)
 
 
 def scan(paths: list[Path], policies: list[Policy], options: ScanOptions) -> Report:

@@ -26,7 +26,7 @@ from scanner.core.document import Document
 from scanner.core.files import printable
 from scanner.core.results import IncludeRecord
 from scanner.engine.globs import Glob
-from scanner.engine.scan import MAX_INCLUDE_DEPTH, MAX_INCLUDES
+from scanner.engine.localinclude import MAX_INCLUDE_DEPTH, MAX_INCLUDES
 from scanner.instance import components
 from scanner.instance.api import Api, ApiError, ProjectInfo
 from scanner.instance.store import Fetched, FileKey, Store

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scanner.core.redact import visible
 from scanner.core.results import Report
 from scanner.report.options import fix_tiers
-from scanner.report.text import summary, visible
+from scanner.report.text import summary
 
 if TYPE_CHECKING:
     from scanner.report.options import RenderOptions

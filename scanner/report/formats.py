@@ -3,7 +3,9 @@
 Every format module in `scanner.report` exposes `render(report: Report, options: RenderOptions) -> str`.
 `FORMATS` is the only place a format is registered; the CLI's `--format` choices come from it. Its
 entries import their module when they first render, and every one renders the report through the
-redactor (`scanner.core.redact.redact_report`): no format sees a secret, so none can print one.
+redactor (`scanner.core.redact.redact_report`): no format sees a secret, so none can print one. Every
+format a person reads also gets control and bidi characters as escapes (`visible_report`; the text
+format escapes its lines itself, around its carets; SARIF keeps its snippets as data, JSON all).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scanner.core.redact import redact_report
+from scanner.core.redact import redact_report, visible_report
 from scanner.report.options import RenderOptions
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ def _text(report: Report, options: RenderOptions) -> str:
 def _concise(report: Report, options: RenderOptions) -> str:
     from scanner.report import concise
 
-    return concise.render(redact_report(report), options)
+    return concise.render(visible_report(redact_report(report)), options)
 
 
 def statistics(report: Report, options: RenderOptions) -> str:
@@ -51,25 +53,25 @@ def _json(report: Report, options: RenderOptions) -> str:
 def _sarif(report: Report, options: RenderOptions) -> str:
     from scanner.report import sarif
 
-    return sarif.render(redact_report(report), options)
+    return sarif.render(visible_report(redact_report(report), snippets=False), options)
 
 
 def _codequality(report: Report, options: RenderOptions) -> str:
     from scanner.report import codequality
 
-    return codequality.render(redact_report(report), options)
+    return codequality.render(visible_report(redact_report(report)), options)
 
 
 def _markdown(report: Report, options: RenderOptions) -> str:
     from scanner.report import markdown
 
-    return markdown.render(redact_report(report), options)
+    return markdown.render(visible_report(redact_report(report)), options)
 
 
 def _html(report: Report, options: RenderOptions) -> str:
     from scanner.report import html
 
-    return html.render(redact_report(report), options)
+    return html.render(visible_report(redact_report(report)), options)
 
 
 # In the order `sunset scan --help` lists them.

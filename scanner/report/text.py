@@ -4,27 +4,15 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import TYPE_CHECKING
 
+from scanner.core.redact import visible
 from scanner.core.results import Finding, Report
 
 if TYPE_CHECKING:
     from scanner.report.options import RenderOptions
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
-
-
-def visible(text: str) -> str:
-    """Control characters (C0, C1, DEL) and format characters (bidi overrides, zero-width) from the
-    scanned files shown as escapes (`\\x1b`, `\\u202e`), so they never reach the terminal raw."""
-    if text.isprintable():
-        return text
-    return "".join(
-        ch if ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") else
-        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
-        for ch in text
-    )
 
 
 class _Paint:

@@ -27,7 +27,7 @@ from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.readers import ci
 from scanner.readers.api.model import GraphqlText, RestCall
-from scanner.readers.shell import ScriptText, Token, commands, map_lines
+from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, Token, map_lines, read_all
 
 if TYPE_CHECKING:
     from scanner.readers.settings.views import EnvVar
@@ -48,9 +48,13 @@ def api_possible(doc: Document) -> bool:
 
 
 def ci_scripts(doc: Document, prefilter: re.Pattern[str]) -> Items:
-    """A CI file's script items, each at the position of its own lines."""
+    """A CI file's script items, each at the position of its own lines. A job that defines a shell
+    function in an item worth reading may call it in any other: all its items are read."""
+    every = list(ci.scripts(doc))
+    kept = [prefilter.search(item.text) is not None for item in every]
+    defining = {item.job for item, keep in zip(every, kept, strict=True) if keep and DEFINES_FUNCTION.search(item.text)}
     return [(item, map_lines(item.text, doc.span(item.route, "value"), doc.lines))
-            for item in ci.scripts(doc) if prefilter.search(item.text)]
+            for item, keep in zip(every, kept, strict=True) if keep or item.job in defining]
 
 
 def shell_script(doc: Document, prefilter: re.Pattern[str]) -> Items:
@@ -75,10 +79,14 @@ class Scripts:
 
     @cached_property
     def per_job(self) -> dict[Route, Job]:
-        found: dict[Route, Job] = defaultdict(list)
+        """One shell runs a job's items in order: a function defined in one is called in the next."""
+        grouped: dict[Route, Items] = defaultdict(list)
         for item, script in self.items:
-            for words in commands(script):
-                found[item.job].append((words, item))
+            grouped[item.job].append((item, script))
+        found: dict[Route, Job] = defaultdict(list)
+        for job, items in grouped.items():
+            for (item, _), read in zip(items, read_all([script for _, script in items]), strict=True):
+                found[job].extend((words, item) for words in read)
         return found
 
 

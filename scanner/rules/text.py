@@ -43,29 +43,21 @@ def compile(s: Spec, build: spec.Build) -> TextMatcher:
 
 
 def evaluate(entries: Iterable[tuple[Policy, TextMatcher]], facets: Facets) -> Iterator[Hit]:
-    """Each distinct regular expression runs once over the text, for every policy that shares it."""
+    """Each distinct regular expression runs once over the text, for every policy that shares it;
+    places come from the document's one line index (`scanner.core.lines`)."""
     text = facets.doc.text
+    index = facets.doc.line_index
     by_regex: dict[spec.Regex, list[tuple[Policy, TextMatcher]]] = {}
     for policy, m in entries:
         by_regex.setdefault(m.regex, []).append((policy, m))
     for regex, same in by_regex.items():
         for found in regex.finditer(text):
-            if _in_comment_line(text, found.start()):
-                continue
-            span = (*_position(text, found.start()), *_position(text, found.end()))
+            start = found.start()
+            if text[index.line_start(start) : start].lstrip().startswith(("#", "//")):
+                continue  # a comment line: nothing runs it
+            span = (*index.position(start), *index.position(found.end()))
             for policy, m in same:
                 yield Hit(policy, (0,), "value", found.group(0), span, m.condition)
-
-
-def _in_comment_line(text: str, offset: int) -> bool:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text[line_start:offset].lstrip().startswith(("#", "//"))
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of a character offset."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
 KIND = MatcherKind(Spec, TextMatcher, compile, {"text": evaluate})

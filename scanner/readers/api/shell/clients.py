@@ -6,10 +6,9 @@ before anything is known about GitLab. Then the URL decides whether it is the Gi
 GraphQL API, and bodies (`key=value&…`, JSON), form fields, httpie and glab items and query
 strings become request fields with their exact positions.
 
-`scanner.readers.shell` tokenises a script line by line, which is all the command matchers need.
-An API call needs more: the column of `active` inside `--form "active=false"`, and GraphQL
-queries quoted across several lines. `word_chars` re-reads one word from the script text
-following bash's quoting rules and maps each character of its value back to the file.
+Every field is placed at the exact character it is written at, inside quotes and across lines
+(`scanner.readers.shell.word_chars`): the column of `active` inside `--form "active=false"`, a
+GraphQL query quoted over several lines.
 """
 
 from __future__ import annotations
@@ -20,71 +19,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote_plus
 
-from scanner.core.document import Document
 from scanner.core.tree import Span
-from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, Pos, RestCall
+from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall
 from scanner.readers.api.paths import METHODS, api_url, is_graphql_url, query_pairs
-from scanner.readers.shell import ScriptText, Token
+from scanner.readers.shell import Chars, Token, word_chars
 
-# words with the position of every character -----------------------------------------------
-
-Chars = tuple[str, tuple[Pos, ...]]  # a word's value and the position of each character
-
-
-def _locate(script: ScriptText, tok: Token) -> tuple[int, int] | None:
-    """The script line index and offset where `tok` starts."""
-    if script.folds:
-        return script.locate(tok.line, tok.column)
-    lines = script.text.split("\n")
-    for i, (line, col) in enumerate(script.line_starts[: len(lines)]):
-        j = tok.column - col
-        if line == tok.line and 0 <= j < len(lines[i]):
-            return i, j
-    return None
-
-
-def word_chars(script: ScriptText, tok: Token) -> Chars:
-    """The value of the word starting at `tok`, quotes removed, newlines inside quotes kept."""
-    where = _locate(script, tok)
-    if where is None:  # positions unknown: assume the word is written as its value
-        return tok.text, tuple((tok.line, tok.column + k) for k in range(len(tok.text)))
-    lines = script.text.split("\n")
-    kept = _kept(lines, *where)  # (line index, offset) of each character of the value
-    text = "".join(lines[i][j] if j < len(lines[i]) else "\n" for i, j in kept)
-    return text, tuple(script.position(i, j) for i, j in kept)
-
-
-def _kept(lines: list[str], i: int, j: int) -> list[tuple[int, int]]:
-    """Where the characters of the word starting at line `i`, offset `j`, are: bash's quoting
-    rules; a newline inside quotes is kept at the end of its line."""
-    kept: list[tuple[int, int]] = []
-    quote = ""
-    while i < len(lines):
-        line = lines[i]
-        while j < len(line):
-            ch = line[j]
-            if quote and ch == quote:
-                quote = ""
-            elif quote == '"' and ch == "\\" and j + 1 < len(line) and line[j + 1] in '"\\$`':
-                j += 1
-                kept.append((i, j))
-            elif quote:
-                kept.append((i, j))
-            elif ch in "'\"":
-                quote = ch
-            elif ch in " \t;|&<>":
-                return kept
-            elif ch == "\\" and j + 1 < len(line):
-                j += 1
-                kept.append((i, j))
-            elif ch != "\\":
-                kept.append((i, j))
-            j += 1
-        if not quote:
-            break
-        kept.append((i, len(line)))
-        i, j = i + 1, 0
-    return kept
+# request bodies and positions inside words ----------------------------------------------------
 
 
 def span_in(chars: Chars, offset: int, length: int) -> Span:
@@ -93,18 +33,6 @@ def span_in(chars: Chars, offset: int, length: int) -> Span:
         return (1, 1, 1, 1)
     line, col = positions[min(offset, len(positions) - 1)]
     return (line, col, line, col + length)
-
-
-def piped(doc: Document, a: Token, b: Token) -> bool:
-    """Is the source text between the end of word `a` and the start of word `b` a single `|`?"""
-    if b.line < a.line or (b.line == a.line and b.column < a.end_column):
-        return False
-    if a.line == b.line:
-        between = doc.line_text(a.line)[a.end_column - 1 : b.column - 1]
-    else:
-        middle = "".join(doc.line_text(n) for n in range(a.line + 1, b.line))
-        between = doc.line_text(a.line)[a.end_column - 1 :] + middle + doc.line_text(b.line)[: b.column - 1]
-    return between.replace("\\", " ").strip() == "|"
 
 
 _JSON_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -358,14 +286,6 @@ PARSERS: dict[str, Callable[[list[Token]], Request]] = {
 CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "glab"})
 
 
-@dataclass(frozen=True, slots=True)
-class Bases:
-    """Variable names known to hold the REST base URL (`$GITLAB_API`) or the GraphQL URL."""
-
-    rest: frozenset[str] = frozenset()
-    graphql: frozenset[str] = frozenset()
-
-
 @dataclass(slots=True)
 class ShellCall:
     rest: RestCall | None = None
@@ -430,51 +350,52 @@ def _redirects(args: list[Token]) -> tuple[list[Token], str | None]:
     return kept, target
 
 
-def parse_call(program: str, args: list[Token], script: ScriptText, bases: Bases) -> ShellCall | None:
-    """The API request made by `program args...`, or None when it is not a GitLab API call."""
+def parse_call(program: str, args: list[Token]) -> ShellCall | None:
+    """The API request made by `program args...` (variables already written in), or None when it
+    is not a GitLab API call."""
     args, redirected = _redirects(args)
     req = PARSERS[program](args)
     req.out_file = req.out_file or redirected
     if req.url is None:
         return None
-    url = word_chars(script, req.url)
+    url = word_chars(req.url)
     if program == "glab":
         if url[0] == "graphql":
-            return _graphql_request(req, script)
+            return _graphql_request(req)
         endpoint, _, query = url[0].partition("?")
         path = "/" + endpoint.lstrip("/")
-        return _rest(req, path, span_in(url, 0, len(endpoint)), url, query, len(endpoint) + 1, script)
-    if is_graphql_url(url[0], bases.graphql):
-        return _graphql_request(req, script)
-    parts = api_url(url[0], bases.rest)
+        return _rest(req, path, span_in(url, 0, len(endpoint)), url, query, len(endpoint) + 1)
+    if is_graphql_url(url[0]):
+        return _graphql_request(req)
+    parts = api_url(url[0])
     if parts is None:
         return None
     span = span_in(url, parts.path_at, len(parts.path))
-    return _rest(req, parts.path, span, url, parts.query, parts.query_at, script)
+    return _rest(req, parts.path, span, url, parts.query, parts.query_at)
 
 
-def _graphql_request(req: Request, script: ScriptText) -> ShellCall:
+def _graphql_request(req: Request) -> ShellCall:
     for w, at in req.bodies:
-        if (gql := _graphql_query(word_chars(script, w), at, json_body=True)) is not None:
+        if (gql := _graphql_query(word_chars(w), at, json_body=True)) is not None:
             return ShellCall(graphql=gql, out_file=req.out_file)
     for w, name, _, at in req.items:
         if name == "query":
-            return ShellCall(graphql=_graphql_query(word_chars(script, w), at, json_body=False), out_file=req.out_file)
+            return ShellCall(graphql=_graphql_query(word_chars(w), at, json_body=False), out_file=req.out_file)
     return ShellCall(out_file=req.out_file)
 
 
-def _rest(req: Request, path: str, span: Span, url: Chars, query: str, query_at: int, script: ScriptText) -> ShellCall:
+def _rest(req: Request, path: str, span: Span, url: Chars, query: str, query_at: int) -> ShellCall:
     method = req.method or ("GET" if req.get or not (req.bodies or req.forms) else "POST")
     call = RestCall(method, path, span)
     for w, at in req.bodies:
-        call.params.extend(_pairs_params(word_chars(script, w), at))
+        call.params.extend(_pairs_params(word_chars(w), at))
     for w, at in req.forms:
-        chars = word_chars(script, w)
+        chars = word_chars(w)
         name, _, value = chars[0][at:].partition("=")
         call.params.append(Param(name, span_in(chars, at, len(name)), UNKNOWN if value.startswith("@") else value))
     for w, name, sep, at in req.items:
         if sep in ("==", "=", ":="):
-            chars = word_chars(script, w)
+            chars = word_chars(w)
             call.params.append(Param(name, span_in(chars, 0, len(name)), _literal(chars[0][at:], typed=sep == ":=")))
     for n, qat, v in query_pairs(query):
         call.params.append(Param(n, span_in(url, query_at + qat, len(n)), unquote_plus(v)))
