@@ -9,10 +9,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scanner.core.tree import ParseError, Tree
+from scanner.core.tree import ParseError
 from scanner.readers.settings.dockerfile import parse_dockerfile
 from scanner.readers.settings.parsers import parse_compose, parse_helm_values, parse_terraform
 from scanner.rules.documents import KINDS, claiming_kind
+
+from conftest import assert_positions_inside
 
 FAST = settings(derandomize=True, deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 _PIECES = ["FROM x\n", "ENV ", "ARG ", "RUN ", "A=1 ", 'B="x y" ', "'", '"', "\\\n", "\\", "# c\n", "<<EOF\n",
@@ -20,16 +22,6 @@ _PIECES = ["FROM x\n", "ENV ", "ARG ", "RUN ", "A=1 ", 'B="x y" ', "'", '"', "\\
            "    image: gitlab/gitlab-ce\n", "runners:\n  config: |\n    [[runners]]\n", "{{ x }}", "\ufeff",
            'resource "helm_release" "r" {\n', 'chart = "gitlab-runner"\n', "set {\n", 'name = "a.b"\n', "}\n"]
 _TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=50).map("".join))
-
-
-def _inside(tree: Tree, lines: int) -> None:
-    for sub in [tree, *(inner for _, inner in tree.embedded)]:
-        for entry in sub.table.values():
-            spans = [s for pair in entry.values() for s in pair] if isinstance(entry, dict) else entry
-            for line, column, end_line, _ in spans:
-                assert 1 <= line <= end_line <= lines and column >= 1
-    for line, _ in tree.warnings + tree.notices:
-        assert line is None or 1 <= line <= lines
 
 
 @FAST
@@ -42,7 +34,7 @@ def test_settings_readers_give_a_tree_with_positions_inside(text: str) -> None:
         except ParseError as exc:
             assert exc.line is None or 1 <= exc.line <= lines + text.count("\r") + text.count("\x85")
             continue
-        _inside(tree, lines + text.count("\r") + text.count("\x85") + text.count("\u2028"))
+        assert_positions_inside(tree, lines + text.count("\r") + text.count("\x85") + text.count("\u2028"))
 
 
 _NAMES = ["gitlab.rb", "gitlab.rb.j2", "config.toml", "runner-config.tpl", "values.yaml.gotmpl", "deploy.yaml",

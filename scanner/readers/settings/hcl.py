@@ -234,22 +234,9 @@ class Reader:
 
     def list_(self) -> list[Any]:
         self.i += 1
-        items: list[Any] = []
-        spans: list[Span] = []
-        while True:
-            self.blank(newlines=True)
-            if self.text.startswith("]", self.i):
-                self.i += 1
-                self.table[id(items)] = spans
-                return items
-            at = self.i
-            items.append(self.expr())
-            spans.append(self.span(at, self.i))
-            self.blank(newlines=True)
-            if self.text.startswith(",", self.i):
-                self.i += 1
-            elif not self.text.startswith("]", self.i):
-                raise HclError("expected `,` or `]`", self.i)
+        items, spans = self.sequence("]")
+        self.table[id(items)] = spans
+        return items
 
     def object_(self) -> dict[str, Any]:
         self.i += 1
@@ -282,17 +269,23 @@ class Reader:
                 self.i += 1
 
     def call(self, name: str) -> Call:
-        found = Call(name)
+        items, spans = self.sequence(")")
+        return Call(name, list(zip(items, spans, strict=True)))
+
+    def sequence(self, closer: str) -> tuple[list[Any], list[Span]]:
+        """Expressions separated by commas up to `closer` (a list's items, a call's arguments)."""
+        items: list[Any] = []
+        spans: list[Span] = []
         while True:
             self.blank(newlines=True)
-            if self.text.startswith(")", self.i):
+            if self.text.startswith(closer, self.i):
                 self.i += 1
-                return found
+                return items, spans
             at = self.i
-            value = self.expr()
-            found.args.append((value, self.span(at, self.i)))
+            items.append(self.expr())
+            spans.append(self.span(at, self.i))
             self.blank(newlines=True)
             if self.text.startswith(",", self.i):
                 self.i += 1
-            elif not self.text.startswith(")", self.i):
-                raise HclError("expected `,` or `)`", self.i)
+            elif not self.text.startswith(closer, self.i):
+                raise HclError(f"expected `,` or `{closer}`", self.i)
