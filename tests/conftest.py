@@ -1,16 +1,24 @@
-"""Shared helpers: the shipped policies, loaded once, and a scan of a directory."""
+"""Shared helpers: the shipped policies, loaded once, a scan of a directory, and `sunset` as a user runs it.
+
+Hypothesis runs the `dev` profile (few examples, a quick inner loop) unless `SUNSET_TEST_HYPOTHESIS`
+names another: `ci` runs more examples, derandomised so that a run repeats the one before it.
+"""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from scanner import __version__
+from scanner.cli import main
 from scanner.core.results import Report
 from scanner.core.tree import Tree
 from scanner.core.versions import Version
@@ -41,6 +49,57 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
     os.environ.update(_PINNED_ENV)
     os.environ["SUNSET_CACHE_DIR"] = tempfile.mkdtemp(prefix="sunset-test-cache-")
+
+
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.register_profile("ci", max_examples=300, deadline=None, derandomize=True, database=None)
+settings.load_profile(os.environ.get("SUNSET_TEST_HYPOTHESIS", "dev"))
+
+
+def sunset(*args: str | Path, cwd: Path | None = None, stdin: bytes | None = None,
+           env: Mapping[str, str | None] | None = None, process: bool = False, venv: Path | None = None,
+           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`sunset ARGS` as a user runs it: its exit status and what it printed. It runs in this process
+    (`scanner.cli.main`), with the working directory, standard input, standard output and error and
+    the environment (the tests' pinned one, `env` added; None removes a variable) set for the call and
+    put back after. `process=True` runs the console script of this interpreter's environment (`venv`:
+    of that one) instead, for what only a process shows: the entry point, a real pipe, a command that
+    must not hang (`timeout`); it inherits no `PYTHONPATH` unless `env` gives one."""
+    argv = [str(a) for a in args]
+    environ = {**os.environ, **{k: v for k, v in (env or {}).items() if v is not None}}
+    for name in [k for k, v in (env or {}).items() if v is None]:
+        environ.pop(name, None)
+    if process or venv is not None:
+        script = venv / "bin" / "sunset" if venv is not None else Path(sys.executable).with_name("sunset")
+        assert script.exists(), f"{script}: install the project first (bash .ci/setup)"
+        for name in ("PYTHONPATH", "PYTHONHOME"):
+            if name not in (env or {}):
+                environ.pop(name, None)
+        done = subprocess.run([str(script), *argv], input=stdin or b"", capture_output=True, cwd=cwd, env=environ,
+                              timeout=timeout)
+        return subprocess.CompletedProcess(argv, done.returncode, done.stdout.decode(), done.stderr.decode())
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(out, encoding="utf-8"), io.TextIOWrapper(err, encoding="utf-8"),
+               io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8"))
+    saved = sys.stdout, sys.stderr, sys.stdin, dict(os.environ), os.getcwd()
+    try:
+        sys.stdout, sys.stderr, sys.stdin = streams
+        os.environ.clear()
+        os.environ.update(environ)
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse: a usage error or --help
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        streams[0].flush()
+        streams[1].flush()
+        return subprocess.CompletedProcess(argv, code, out.getvalue().decode(), err.getvalue().decode())
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = saved[:3]
+        os.environ.clear()
+        os.environ.update(saved[3])
+        os.chdir(saved[4])
 
 
 # Fixtures that start a real service: a test using one is an integration test.

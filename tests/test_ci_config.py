@@ -5,8 +5,6 @@ root, a named file is read as the kind its name says, and a file no kind fits is
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,8 @@ import pytest
 
 from scanner.commands.scan import NOTHING_FOUND
 from scanner.rules.documents import KINDS
+
+from conftest import sunset
 
 MAIN = "include:\n  - local: ci/runners.yml\n"
 RUNNERS = (
@@ -24,12 +24,8 @@ RUNNERS = (
 TOKEN = "runner-registration-token"
 
 
-def sunset(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], capture_output=True, text=True, cwd=cwd)
-
-
 def as_json(cwd: Path, *args: str) -> dict[str, Any]:
-    done = sunset(cwd, *args, "--format", "json")
+    done = sunset(*args, "--format", "json", cwd=cwd)
     assert done.returncode in (0, 1), done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -52,7 +48,7 @@ def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
 
 
 def test_a_folder_without_gitlab_files_says_what_was_looked_for(repo: Path) -> None:
-    done = sunset(repo, "scan", ".")
+    done = sunset("scan", ".", cwd=repo)
     assert done.returncode == 0
     assert done.stdout.startswith("Scanned 0 files for GitLab")
     assert done.stderr == NOTHING_FOUND
@@ -119,7 +115,7 @@ def test_a_named_yaml_file_with_jobs_is_a_pipeline_root(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("name", "text"), [("notes.txt", "hello\n"), ("plain.yml", "a: 1\n")])
 def test_a_named_file_no_kind_fits_is_reported_not_counted(tmp_path: Path, name: str, text: str) -> None:
     (tmp_path / name).write_text(text)
-    done = sunset(tmp_path, "scan", name, "--format", "json")
+    done = sunset("scan", name, "--format", "json", cwd=tmp_path)
     assert done.returncode == 1
     report = json.loads(done.stdout)
     assert report["summary"]["files_scanned"] == 0
@@ -139,7 +135,7 @@ def test_kinds_in_sunset_yml_decide_for_walked_and_named_files(tmp_path: Path) -
 
 def test_an_unknown_kind_in_sunset_yml_is_refused(tmp_path: Path) -> None:
     (tmp_path / ".sunset.yml").write_text("kinds:\n  '*.yml': pipeline\n")
-    done = sunset(tmp_path, "scan", ".")
+    done = sunset("scan", ".", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith(f"sunset: {tmp_path / '.sunset.yml'}:1: kinds: Value error, unknown document kind "
                                   "'pipeline'; known: gitlab-ci, shell-script,")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,12 +11,8 @@ from scanner.cli import main
 from scanner.report import policydocs as docs
 from scanner.rules.catalog import builtin_policy_dir, load_policies
 
-from conftest import ROOT
+from conftest import ROOT, sunset
 from test_engine import DATA, write
-
-
-def sunset(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.fixture()

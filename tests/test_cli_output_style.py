@@ -15,7 +15,7 @@ import pytest
 
 from scanner.report.text import clip
 
-from conftest import ROOT
+from conftest import sunset
 
 WORKFLOW = "include:\n  - template: Jobs/Code-Quality.gitlab-ci.yml\n"
 COMMENT = "# " + "the crawler waited this long for an element before moving on; " * 3
@@ -29,12 +29,6 @@ SUMMARY = ("Scanned 2 files for GitLab 23.0: 1 error(s), 2 warning(s), 0 info; 0
            "0 baselined. 1 fixable with `sunset fix` [*].\n")
 
 
-def sunset(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SUNSET_CACHE_DIR": "off"}
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env=base | env, timeout=60)
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     (tmp_path / ".gitlab-ci.yml").write_text(CI, encoding="utf-8")
@@ -43,7 +37,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_concise_is_one_line_per_finding(repo: Path) -> None:
-    done = sunset(repo, "scan", ".", "--format", "concise")
+    done = sunset("scan", ".", "--format", "concise", cwd=repo)
     assert done.stdout == (
         f".gitlab-ci.yml:2:15: warning[code-quality-codeclimate-templates] {WF_MESSAGE} {NOTE}\n"
         f".gitlab-ci.yml:5:5: error[dast-crawl-element-timeout-variables] [*] {DAST_MESSAGE}\n"
@@ -53,14 +47,14 @@ def test_concise_is_one_line_per_finding(repo: Path) -> None:
 
 
 def test_statistics(repo: Path) -> None:
-    done = sunset(repo, "scan", ".", "--statistics")
+    done = sunset("scan", ".", "--statistics", cwd=repo)
     assert (done.returncode, done.stdout) == (1, (
         "2  code-quality-codeclimate-templates         CodeClimate-based Code Quality template stops scanning\n"
         "1  dast-crawl-element-timeout-variables  [*]  DAST element timeout variables were removed\n"))
 
 
 def test_json_says_what_sunset_fix_rewrites(repo: Path) -> None:
-    findings = json.loads(sunset(repo, "scan", ".", "--format", "json").stdout)["findings"]
+    findings = json.loads(sunset("scan", ".", "--format", "json", cwd=repo).stdout)["findings"]
     assert [(f["rule_id"], f["line"], f["fixable"], f["fix_tier"]) for f in findings] == [
         ("code-quality-codeclimate-templates", 2, False, None),
         ("dast-crawl-element-timeout-variables", 5, True, "safe"),
@@ -70,10 +64,10 @@ def test_json_says_what_sunset_fix_rewrites(repo: Path) -> None:
 
 
 def test_text_history_once_marker_and_clipped_snippet(repo: Path) -> None:
-    text = sunset(repo, "scan", ".", "--color", "never", COLUMNS="120").stdout
+    text = sunset("scan", ".", "--color", "never", cwd=repo, env={"COLUMNS": "120"}).stdout
     snippet = f"    DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT: 10s  {COMMENT}"
     shown = snippet[: 120 - 8 - 1] + "…"  # 120 columns (off a terminal, only when COLUMNS asks), gutter 8
-    assert f"    5 | {snippet}\n" in sunset(repo, "scan", ".", "--color", "never").stdout  # a pipe: whole lines
+    assert f"    5 | {snippet}\n" in sunset("scan", ".", "--color", "never", cwd=repo).stdout  # a pipe: whole lines
     assert text == (
         f".gitlab-ci.yml:2:15: warning[code-quality-codeclimate-templates] {WF_MESSAGE}\n"
         "    2 |   - template: Jobs/Code-Quality.gitlab-ci.yml\n"
@@ -108,8 +102,7 @@ def test_clip_keeps_the_column_in_view() -> None:
 def _on_a_terminal(repo: Path, **env: str) -> str:
     """The text report as a terminal receives it (a real pseudo-terminal)."""
     controller, terminal = pty.openpty()
-    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SUNSET_CACHE_DIR": "off"}
-    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "."], cwd=repo, env=base | env,
+    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "."], cwd=repo, env={**os.environ, **env},
                             stdout=terminal, stderr=subprocess.DEVNULL)
     os.close(terminal)
     chunks = []
@@ -132,7 +125,7 @@ def test_colour_follows_no_color_force_color_and_term(repo: Path) -> None:
     assert f"\x1b[2m    5 | \x1b[0m{snippet[:60 - 8 - 1]}…\r\n" in shown  # clipped to the terminal's 60 columns
     assert "\x1b[" not in _on_a_terminal(repo, TERM="dumb")
     assert "\x1b[" not in _on_a_terminal(repo, TERM="xterm", NO_COLOR="1")
-    assert "\x1b[31merror\x1b[0m" in sunset(repo, "scan", ".", FORCE_COLOR="1").stdout  # a pipe, forced
-    assert "\x1b[" not in sunset(repo, "scan", ".", FORCE_COLOR="1", NO_COLOR="1").stdout
-    assert "\x1b[" not in sunset(repo, "scan", ".", "--color", "never", FORCE_COLOR="1").stdout
-    assert "\x1b[" in sunset(repo, "scan", ".", "--color", "always", NO_COLOR="1").stdout
+    assert "\x1b[31merror\x1b[0m" in sunset("scan", ".", cwd=repo, env={"FORCE_COLOR": "1"}).stdout  # a pipe, forced
+    assert "\x1b[" not in sunset("scan", ".", cwd=repo, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+    assert "\x1b[" not in sunset("scan", ".", "--color", "never", cwd=repo, env={"FORCE_COLOR": "1"}).stdout
+    assert "\x1b[" in sunset("scan", ".", "--color", "always", cwd=repo, env={"NO_COLOR": "1"}).stdout

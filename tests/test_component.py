@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from scanner import __version__
 from scanner.core.files import is_pipeline_root
 from scanner.readers.yamldoc import load_yaml
 
-from conftest import ROOT
+from conftest import ROOT, sunset
 from test_comment import BOT, FakeGitLab, ci_env, fake  # noqa: F401  (fake: the notes server)
 
 COMPONENT = ROOT / "templates" / "sunset.yml"
@@ -41,8 +40,7 @@ def _inputs() -> dict[str, dict[str, Any]]:
 
 def test_sunset_reads_it_as_a_component_and_finds_nothing_in_it() -> None:
     assert is_pipeline_root(COMPONENT)  # templates/<name>.yml with a spec: header
-    done = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", str(COMPONENT), "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    done = sunset("scan", COMPONENT, "--format", "json", cwd=ROOT)
     report = json.loads(done.stdout)
     assert (done.returncode, report["findings"], report["errors"], report["summary"]["files_scanned"]) == (0, [], [], 1)
 

@@ -5,13 +5,11 @@ the working directory up to the repository root; `exclude` with gitignore's mean
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import sunset
 
 SCRIPT = '#!/bin/sh\ngitlab-runner register --url https://gitlab.example.com --registration-token "$TOKEN"\n'
 CI = "include:\n  - template: Terraform.gitlab-ci.yml\n"
@@ -19,14 +17,8 @@ SCRIPT_HIT = ("runner-registration-token", "scripts/deploy.sh", 2, 57)
 CI_HIT = ("terraform-templates", ".gitlab-ci.yml", 2, 15)
 
 
-def sunset(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "SUNSET_CACHE_DIR": "off"},
-                          timeout=60)
-
-
 def found(cwd: Path, *args: str) -> list[tuple[str, str, int, int]]:
-    done = sunset(cwd, "scan", *args, "--format", "json")
+    done = sunset("scan", *args, "--format", "json", cwd=cwd)
     assert done.returncode in (0, 1), done.stderr
     return [(f["rule_id"], f["path"], f["line"], f["column"]) for f in json.loads(done.stdout)["findings"]]
 
@@ -54,24 +46,24 @@ def test_tool_sunset_in_pyproject(repo: Path) -> None:
     (repo / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.sunset]\ntarget = "17.0"\nfail-on = "error"\nexclude = ["scripts/"]\n',
         encoding="utf-8")
-    done = sunset(repo, "scan", ".", "--format", "json")
+    done = sunset("scan", ".", "--format", "json", cwd=repo)
     report = json.loads(done.stdout)
     where = [(f["rule_id"], f["path"], f["severity"]) for f in report["findings"]]  # scripts/ excluded
     assert (done.returncode, report["target"], where) == (0, "17.0", [("terraform-templates", ".gitlab-ci.yml",
                                                                         "warning")])  # removed in 18.0
     (repo / ".sunset.yml").write_text("target: '19.0'\n", encoding="utf-8")  # .sunset.yml first, in one folder
-    assert json.loads(sunset(repo, "scan", ".", "--format", "json").stdout)["target"] == "19.0"
+    assert json.loads(sunset("scan", ".", "--format", "json", cwd=repo).stdout)["target"] == "19.0"
 
 
 def test_a_target_written_as_a_number_is_an_error_with_the_fix(repo: Path) -> None:
     (repo / ".sunset.yml").write_text("fail_on: error\ntarget: 17.10  # the release\n", encoding="utf-8")
-    done = sunset(repo, "scan", ".")
+    done = sunset("scan", ".", cwd=repo)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (f"sunset: {repo / '.sunset.yml'}:2: target: 17.10 is a number (read as 17.1), not a "
                            'release; write it as a string: target: "17.10"\n')
     (repo / ".sunset.yml").unlink()
     (repo / "pyproject.toml").write_text("[tool.sunset]\nfail_on = \"error\"\ntarget = 18.0\n", encoding="utf-8")
-    done = sunset(repo, "scan", ".")
+    done = sunset("scan", ".", cwd=repo)
     assert done.stderr == (f"sunset: {repo / 'pyproject.toml'}:3: target: 18.0 is a number, not a release; "
                            'write it as a string: target = "18.0"\n')
 
@@ -98,6 +90,6 @@ def test_select_ignore_exclude_flags(repo: Path) -> None:
     (repo / ".sunset.yml").unlink()
     assert found(repo, ".", "--extend-exclude", "scripts/") == [CI_HIT]
     assert found(repo, ".", "--ignore", "terraform-templates", "--ignore", "runner-registration-token") == []
-    done = sunset(repo, "scan", ".", "--select", "terraform-templates,no-such-policy")
+    done = sunset("scan", ".", "--select", "terraform-templates,no-such-policy", cwd=repo)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "sunset: --select: unknown policy 'no-such-policy'; see `sunset policies list`\n"

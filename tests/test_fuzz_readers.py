@@ -14,8 +14,7 @@ from scanner.core.tree import ParseError, Tree
 from scanner.rules.documents import KINDS
 from tests.conftest import run_scan, where
 
-FAST = settings(derandomize=True, deadline=None, max_examples=200,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 _PIECES = ["[", "]", "{", "}", "- ", "? ", ": ", "a: ", "\n", "\r", "\r\n", "\x00", "  ", "\t", "&x ", "*x",
            "<<: *x", "!t ", "'", '"', "#", "|\n", ">-\n", "---\n", "...\n", "<%= x %>", "{{ y }}", "{% if %}",
@@ -56,7 +55,7 @@ _FILES = {"omnibus-config": "gitlab.rb", "gitlab-yml": "config/gitlab.yml", "run
 _BAD_CI = "include:\n  - template: Terraform.gitlab-ci.yml\n"
 
 
-@settings(derandomize=True, deadline=None, max_examples=60, suppress_health_check=list(HealthCheck))
+@settings(suppress_health_check=list(HealthCheck))
 @given(kind=st.sampled_from(sorted(_FILES)), text=_TEXT)
 def test_a_hostile_file_never_hides_its_neighbours_findings(policies: list, kind: str, text: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,6 +6,7 @@ pagination and rate limiting."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -319,10 +320,10 @@ def test_retry_after_as_an_http_date(gitlab: tuple[Instance, str], tmp_path: Pat
 def test_an_instance_that_does_not_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUNSET_GITLAB_TOKEN", TOKEN)
-    server = StandIn(Instance())
-    url = server.url
-    server.server.server_close()  # nothing listens there any more
-    assert main(["scan", "--gitlab", url, "--group", "acme", "--cache-dir", str(tmp_path)]) == 2
+    with socket.socket() as held:  # the port stays ours, and nothing listens on it: the connection is refused
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}"
+        assert main(["scan", "--gitlab", url, "--group", "acme", "--cache-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.endswith("sunset: --gitlab: group `acme`: ConnectionError\n")
 
 

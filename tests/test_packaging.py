@@ -17,7 +17,7 @@ from pathlib import Path
 
 from scanner import __version__
 
-from conftest import ROOT, WHEEL
+from conftest import ROOT, WHEEL, sunset
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
@@ -74,18 +74,10 @@ def test_release_builds_wheel_and_sdist(release: Path) -> None:
     assert sorted(p.name for p in release.iterdir()) == sorted([WHEEL, f"gitlab_sunset-{__version__}.tar.gz"])
 
 
-def _sunset(env: Path, *args: str, cwd: Path = ROOT, **extra: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("CI_", "SUNSET_", "PYTHON"))}
-    environ.update(extra)
-    return subprocess.run([str(env / "bin" / "sunset"), *args], capture_output=True, text=True, cwd=cwd,
-                          env=environ, timeout=120)
-
-
 def test_wheel_in_an_empty_venv_scans_the_samples_as_the_tree_does(venv: Path) -> None:
-    assert _sunset(venv, "--version").stdout == f"sunset {__version__}\n"
-    installed = _sunset(venv, "scan", "samples", "--format", "json")
-    here = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", "samples", "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert sunset("--version", venv=venv, cwd=ROOT).stdout == f"sunset {__version__}\n"
+    installed = sunset("scan", "samples", "--format", "json", venv=venv, cwd=ROOT)
+    here = sunset("scan", "samples", "--format", "json", cwd=ROOT)
     assert installed.returncode == 1 and here.returncode == 1
     assert json.loads(installed.stdout) == json.loads(here.stdout)
     assert len(json.loads(installed.stdout)["findings"]) > 0
@@ -95,7 +87,7 @@ def test_shadowing_scanner_is_refused(venv: Path, tmp_path: Path) -> None:
     fake = tmp_path / "scanner"
     fake.mkdir()
     (fake / "__init__.py").write_text("")
-    done = _sunset(venv, "--version", PYTHONPATH=str(tmp_path))
+    done = sunset("--version", venv=venv, cwd=ROOT, env={"PYTHONPATH": str(tmp_path)})
     site = next((venv / "lib").glob("python3.*/site-packages"))
     assert done.returncode == 2
     assert done.stderr == (
@@ -112,7 +104,7 @@ def test_a_distribution_that_overwrote_streams_is_refused(venv: Path, tmp_path: 
     original = init.read_text(encoding="utf-8")
     init.write_text('"""Someone else\'s streams."""\n', encoding="utf-8")
     try:
-        done = _sunset(venv, "scan", "samples")
+        done = sunset("scan", "samples", venv=venv, cwd=ROOT)
     finally:
         init.write_text(original, encoding="utf-8")
     assert done.returncode == 2
@@ -120,7 +112,7 @@ def test_a_distribution_that_overwrote_streams_is_refused(venv: Path, tmp_path: 
         f"sunset: {init} belongs to another distribution that installed a top-level `streams` over gitlab-sunset's; "
         "install sunset in its own environment: pipx install gitlab-sunset\n"
     )
-    assert re.fullmatch(r"sunset \S+\n", _sunset(venv, "--version").stdout)
+    assert re.fullmatch(r"sunset \S+\n", sunset("--version", venv=venv, cwd=ROOT).stdout)
 
 
 def test_release_refuses_a_tag_that_does_not_name_the_version(tmp_path: Path) -> None:

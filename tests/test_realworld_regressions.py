@@ -3,19 +3,16 @@ fixture written here and asserted to exact positions."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import sunset
 
 
 def _concise(folder: Path) -> list[str]:
     """`sunset scan FOLDER --format concise --target 20.0` in a child with a time limit: the shell
     bug below made a scan loop for ever, growing without bound."""
-    done = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", str(folder), "--format", "concise",
-                           "--target", "20.0", "--color", "never"],
-                          cwd=folder, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT)})
+    done = sunset("scan", folder, "--format", "concise", "--target", "20.0", "--color", "never", cwd=folder,
+                  process=True, timeout=60)
     assert done.returncode in (0, 1), done.stderr[-500:]
     return done.stdout.splitlines()
 

@@ -12,10 +12,9 @@ import random
 import re
 import socket
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,22 +24,19 @@ from scanner.engine.globs import Glob
 from scanner.engine.scan import ScanOptions, scan
 from scanner.rules.policy import Policy
 
-from conftest import ROOT, where
+from conftest import ROOT, sunset, where
 
 TERRAFORM = "include:\n  - template: Terraform.gitlab-ci.yml\n"
 FOUND = ("terraform-templates", ".gitlab-ci.yml", 2, 15)
 TIMEOUT = 20
-
-
-def sunset(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *args], capture_output=True, cwd=ROOT,
-                          timeout=TIMEOUT)
+# What a FIFO or a device could make wait runs as a process with a time limit, never in the test's own.
+HANG_GUARD: dict[str, Any] = {"process": True, "cwd": ROOT, "timeout": TIMEOUT}
 
 
 def scan_json(repo: Path, *args: str) -> dict:  # type: ignore[type-arg]
-    result = sunset("scan", str(repo), "--format", "json", "--fail-on", "never", *args)
-    assert result.stderr == b""
-    return json.loads(result.stdout.decode("utf-8"))  # type: ignore[no-any-return]
+    result = sunset("scan", str(repo), "--format", "json", "--fail-on", "never", *args, **HANG_GUARD)
+    assert result.stderr == ""
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
 def errors(report: dict) -> list[tuple[str, int | None, str]]:  # type: ignore[type-arg]
@@ -191,9 +187,9 @@ def test_undecodable_file_names_are_shown_as_escapes(tmp_path: Path, policies: l
     printed = scan_json(tmp_path)  # parses: no raw bytes, no lone surrogates
     assert [(e[0], e[1]) for e in errors(printed)] == [(e.path, e.line) for e in report.errors]
     assert {FOUND, ("terraform-templates", "bad\\xfe.gitlab-ci.yml", 2, 15)} <= found(printed)
-    text = sunset("scan", str(tmp_path), "--fail-on", "never", "--color", "never")
-    assert b"\xff" not in text.stdout and b"\xfe" not in text.stdout and text.stderr == b""
-    assert "bad\\xfe.gitlab-ci.yml:2:15" in text.stdout.decode("utf-8")
+    text = sunset("scan", str(tmp_path), "--fail-on", "never", "--color", "never", **HANG_GUARD)  # UTF-8, or it raises
+    assert text.stderr == ""
+    assert "bad\\xfe.gitlab-ci.yml:2:15" in text.stdout
 
 
 STARS = "**a" * 30 + "**b.yml"
@@ -229,8 +225,8 @@ def test_a_fifo_given_as_the_configuration_is_refused_not_waited_on(tmp_path: Pa
     repo.mkdir()
     (repo / ".gitlab-ci.yml").write_text(TERRAFORM)
     os.mkfifo(repo / ".sunset.yml")
-    result = sunset("scan", str(repo), "--config", str(repo / ".sunset.yml"))
-    assert (result.returncode, result.stdout) == (2, b"")
-    assert result.stderr.decode() == f"sunset: {repo / '.sunset.yml'}:1: cannot read: not a regular file (a FIFO)\n"
+    result = sunset("scan", str(repo), "--config", str(repo / ".sunset.yml"), **HANG_GUARD)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"sunset: {repo / '.sunset.yml'}:1: cannot read: not a regular file (a FIFO)\n"
     walked = scan_json(repo)  # found by the walk: reported, never read
     assert (errors(walked), found(walked)) == ([(".sunset.yml", None, fifo_message())], {FOUND})

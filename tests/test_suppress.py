@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from scanner.cli import main
@@ -234,7 +234,6 @@ def test_a_suppression_is_a_comment_never_text_that_shows_one(tmp_path: Path, te
         InputError(".gitlab-ci.yml", 9, "unused suppression: no `t-template` finding on this line or the next")]
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_no_string_literal_is_a_suppression(value: str) -> None:
     """Whatever a Python string, a YAML double-quoted or single-quoted value holds, it is not a comment."""

@@ -165,7 +165,7 @@ _PIECES = ["{{ x }}", "{% if a %}", "{% endif %}", "{# c #}", "<%= y %>", "<% en
 _TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
 
 
-@settings(derandomize=True, deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(text=_TEXT)
 def test_neutralising_keeps_every_position(text: str) -> None:
     neutral, _ = neutralize(text)
@@ -173,7 +173,7 @@ def test_neutralising_keeps_every_position(text: str) -> None:
     assert [len(line) for line in neutral.split("\n")] == [len(line) for line in text.split("\n")]
 
 
-@settings(derandomize=True, deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(text=_TEXT)
 def test_templated_readers_give_a_tree_or_a_parse_error_with_positions_inside(text: str) -> None:
     lines = text.count("\n") + 1

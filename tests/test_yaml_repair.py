@@ -136,7 +136,7 @@ _PIECES = ["a: ", "- ", "  ", "\n", "\t", "'", '"', "{", "}", "[", "]", ",", ":"
            "#", "|\n", "? ", "---\n", "\x01", "\r\n", "\u2028", "b", "key: value\n", "{{X}}", "<% y %>"]
 
 
-@settings(derandomize=True, deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=50).map("".join)))
 def test_any_text_gives_a_tree_or_one_yaml_error(text: str) -> None:
     from scanner.readers.settings.templated import load_templated_yaml

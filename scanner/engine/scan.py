@@ -104,8 +104,6 @@ class Plan:
     fail_on: str
 
 
-
-
 @dataclass(slots=True)
 class Scan:
     policies: list[Policy]
