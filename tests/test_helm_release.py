@@ -66,7 +66,7 @@ _PIECES = ['resource "helm_release" "r" {', "}", "{", "chart = \"gitlab-runner\"
            "yamlencode(", ")", "=", ",", "\n", " ", "x: 1", "var.y", "[", "1e3", "true"]
 
 
-@settings(derandomize=True, deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=80).map("".join)))
 def test_any_text_gives_values_or_problems_with_positions_inside(text: str) -> None:
     lines = text.count("\n") + 1

@@ -16,7 +16,7 @@ from scanner.rules.documents import KINDS, claiming_kind
 
 from conftest import assert_positions_inside
 
-FAST = settings(derandomize=True, deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(suppress_health_check=[HealthCheck.too_slow])
 _PIECES = ["FROM x\n", "ENV ", "ARG ", "RUN ", "A=1 ", 'B="x y" ', "'", '"', "\\\n", "\\", "# c\n", "<<EOF\n",
            "EOF\n", '["a", "b"]', "\n", " ", "\t", "=", "# escape=`\n", "`\n", "services:\n", "  gitlab:\n",
            "    image: gitlab/gitlab-ce\n", "runners:\n  config: |\n    [[runners]]\n", "{{ x }}", "\ufeff",
@@ -41,7 +41,7 @@ _NAMES = ["gitlab.rb", "gitlab.rb.j2", "config.toml", "runner-config.tpl", "valu
           "docker-compose.yml.j2", "Dockerfile", ".env", "database.yml", "gitlab.yml.erb", "rules.yml", "x.tmpl"]
 
 
-@settings(derandomize=True, deadline=None, max_examples=150, suppress_health_check=list(HealthCheck))
+@settings(suppress_health_check=list(HealthCheck))
 @given(name=st.sampled_from(_NAMES), data=st.binary(max_size=300) | _TEXT.map(lambda t: t.encode("utf-8", "replace")))
 def test_recognition_never_raises(name: str, data: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:

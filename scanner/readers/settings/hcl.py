@@ -8,10 +8,10 @@ operator. Nesting is bounded (`MAX_DEPTH`), and every loop moves forward: linear
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from scanner.core.lines import LineIndex
 from scanner.core.tree import Span
 
 _IDENT = re.compile(r"[A-Za-z_][\w-]*")
@@ -53,13 +53,12 @@ class Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         self.i = 0
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.lines = LineIndex(text)
         self.depth = 0
         self.table: dict[int, Any] = {}
 
     def pos(self, i: int) -> tuple[int, int]:
-        line = bisect_right(self.starts, i)
-        return line, i - self.starts[line - 1] + 1
+        return self.lines.position(i)
 
     def span(self, a: int, b: int) -> Span:
         return self.pos(a) + self.pos(b)
