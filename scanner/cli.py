@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, TextIO
 from scanner import __version__
 from scanner.commands import allowlist, comment, distribute, instance
 from scanner.commands import fix as fix_command
+from scanner.commands.fix import CONFIG_HELP
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from scanner.core.files import printable
+from scanner.core.results import GITLAB_ORIGINS
 from scanner.report.formats import FORMATS
 
 if TYPE_CHECKING:
@@ -27,10 +30,12 @@ FAIL_ON = ("error", "warning", "info", "never")
 
 
 class _Progress:
-    """`scanning… N files` on a terminal's stderr, only once a scan takes more than a moment."""
+    """`scanning… N files` (an instance scan: `N projects`) on a terminal's stderr, only once a scan
+    takes more than a moment; whatever the format and wherever the report goes."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, unit: str = "files") -> None:
         self.stream = stream
+        self.unit = unit
         self.start = time.monotonic()
         self.last = 0.0
         self.shown = False
@@ -40,7 +45,7 @@ class _Progress:
         if now - self.start < 0.5 or now - self.last < 0.1:
             return
         self.last, self.shown = now, True
-        self.stream.write(f"\r\033[Kscanning… {count} files  {path[-60:]}")
+        self.stream.write(f"\r\033[Kscanning… {count} {self.unit}  {printable(path)[-60:]}")
         self.stream.flush()
 
     def done(self) -> None:
@@ -53,11 +58,16 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     from scanner.commands import output
     from scanner.commands import scan as scan_command
 
+    if args.show_settings or args.show_files:
+        from scanner.commands import show as inspect
+
+        sys.stdout.write(inspect.show_settings(args) if args.show_settings else inspect.show_files(args))
+        return EXIT_OK
     quiet = args.quiet or bool(args.write_baseline)  # a baseline run records the findings, it does not list them
     targets = output.outputs(args.output, args.format, quiet, args.statistics)
     show = sys.stderr.isatty() and not args.quiet and os.environ.get("TERM") != "dumb"
-    show = show and any(t.path == output.STDOUT for t in targets)
-    progress = _Progress(sys.stderr) if show and args.format == "text" else None
+    instance = bool(getattr(args, "group", None))
+    progress = _Progress(sys.stderr, "projects" if instance else "files") if show else None
     report, plan = scan_command.run(args, progress)
     if progress:
         progress.done()
@@ -83,6 +93,8 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     from scanner.commands.scan import load
     from scanner.report import policydocs as docs
 
+    if args.action == "check":
+        return _check_policies([Path(d) for d in args.dirs])
     policies = load([*(args.policies or ()), *(getattr(args, "policies_here", None) or ())])
     if args.action == "list":
         sys.stdout.write(_policy_list(policies, getattr(args, "format", "text")))
@@ -104,6 +116,24 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_policies(dirs: list[Path]) -> int:
+    """`sunset policies check DIR…`: every problem of every policy file, one line each; exit 2 if any."""
+    from scanner.commands.scan import load
+    from scanner.rules.catalog import PolicyLoadError, check_policies
+
+    try:
+        count, problems = check_policies(dirs, load([]))
+    except PolicyLoadError as exc:  # a folder that does not exist, a file that cannot be read
+        raise UsageError(str(exc)) from None
+    for problem in problems:
+        sys.stdout.write(problem + "\n")
+    files = len({p.rsplit(":", 3)[0] for p in problems})
+    said = f"{len(problems)} problem(s) in {files} of {count} policy file(s)" if problems else (
+        f"{count} policy file(s), no problems")
+    sys.stderr.write(f"sunset policies check: {said}\n")
+    return EXIT_USAGE if problems else EXIT_OK
+
+
 def _policy_list(policies: list[Policy], fmt: str) -> str:
     """The catalog: a table with a header, or JSON (id, title, deprecated_in, removed_in, fix tier)."""
     from scanner.report.options import fix_tiers
@@ -113,16 +143,24 @@ def _policy_list(policies: list[Policy], fmt: str) -> str:
         import json
 
         rows = [{"id": p.id, "title": p.data.title, "deprecated_in": p.data.deprecated_in,
-                 "removed_in": p.removal.release, "removal": p.removal.status, "fix_tier": tiers.get(p.id)}
-                for p in policies]
+                 "removed_in": p.removal.release, "removal": p.removal.status, "fix_tier": tiers.get(p.id),
+                 "origin": p.data.origin} for p in policies]
         return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     width = max((len(p.id) for p in policies), default=10)
     lines = [f"{'POLICY':<{width}}  {'REMOVED':>8}  FIX  TITLE"]
     for p in policies:
         fix = "[*]" if tiers.get(p.id) == "safe" else "(*)" if p.id in tiers else ""
         removed = p.removal.release or (p.removal.status if p.removal.status in ("canceled", "withdrawn") else "—")
-        lines.append(f"{p.id:<{width}}  {removed:>8}  {fix:<3}  {p.data.title}")
+        local = f"  [{p.data.origin}]" if p.data.origin not in GITLAB_ORIGINS else ""  # a policy of your own
+        lines.append(f"{p.id:<{width}}  {removed:>8}  {fix:<3}  {p.data.title}{local}")
     return "\n".join(lines) + "\n"
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    from scanner.commands.completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
+    return EXIT_OK
 
 
 def _positive(text: str) -> int:
@@ -167,15 +205,20 @@ def build_parser() -> argparse.ArgumentParser:
                       "report shows GitLab's required upgrade stops up to --target and what breaks at each; "
                       "`--from gitlab` (implied by --gitlab URL without --group) asks the instance")
     scan.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that fails the run (default: warning)")
-    scan.add_argument("--config", metavar="FILE", help="configuration file (default: .sunset.yml or [tool.sunset] in "
-                      "pyproject.toml, in the working directory or a parent up to the repository root)")
+    scan.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    scan.add_argument("--show-settings", action="store_true",
+                      help="print the resolved configuration and where each value came from, and exit")
+    scan.add_argument("--show-files", action="store_true",
+                      help="print every file the scan reads (as which kind, and why) or skips (and why), and exit")
+    scan.add_argument("--diff-base", metavar="REF", help="compare with the merge base of HEAD and REF (a branch or "
+                      "commit): report what the change adds and fixes, and fail only on what it adds")
     scan.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     scan.add_argument("--write-baseline", metavar="FILE", help="record today's findings as the baseline")
     scan.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
-    scan.add_argument("--select", action="append", metavar="ID[,ID]", help="run only these policies (replaces the "
-                      "configuration's select)")
-    scan.add_argument("--ignore", action="append", metavar="ID[,ID]", help="do not run these policies (adds to the "
-                      "configuration's ignore)")
+    scan.add_argument("--select", action="append", metavar="SELECTOR[,…]", help="run only these policies: ids, id "
+                      "prefixes (graphql-) or groups (runner); replaces the configuration's select")
+    scan.add_argument("--ignore", action="append", metavar="SELECTOR[,…]", help="do not run these policies (ids, "
+                      "prefixes or groups); adds to the configuration's ignore")
     scan.add_argument("--exclude", action="append", metavar="PATTERN[,PATTERN]",
                       help="skip paths matching these gitignore patterns (replaces the configuration's exclude)")
     scan.add_argument("--extend-exclude", action="append", metavar="PATTERN[,PATTERN]",
@@ -198,12 +241,24 @@ def build_parser() -> argparse.ArgumentParser:
     show = actions.add_parser("show", help="a policy's documentation")
     show.add_argument("id")
     gen = actions.add_parser("docs", help="generate docs/policies from the policy data")
+    check = actions.add_parser("check", help="check policy files: every problem of every file, then exit 2 if any",
+                               description="Load every *.yaml policy below each DIR and print every problem of every "
+                               "file as `file:line: field: problem`, and policy ids used twice (also against the "
+                               "built-in policies). Exit 2 if there is any problem, 0 otherwise.")
+    check.add_argument("dirs", nargs="+", metavar="DIR", help="a folder of policy files (searched recursively)")
     for action in (listing, show, gen):  # `policies list --policies DIR` as well as `policies --policies DIR list`
         action.add_argument("--policies", action="append", metavar="DIR", dest="policies_here",
                             help="also load policies from DIR")
     gen.add_argument("--out", default="docs/policies")
     gen.add_argument("--check", action="store_true", help="exit 1 if the docs are stale, write nothing")
     pol.set_defaults(func=_cmd_policies)
+    done = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
+                          description="Print a completion script for your shell, generated from sunset's own "
+                          "options. bash: `source <(sunset completion bash)` in ~/.bashrc; zsh: `source "
+                          "<(sunset completion zsh)` in ~/.zshrc; fish: `sunset completion fish > "
+                          "~/.config/fish/completions/sunset.fish`.")
+    done.add_argument("shell", choices=("bash", "zsh", "fish"))
+    done.set_defaults(func=_cmd_completion)
     comment.configure(sub)  # argparse only; python-gitlab loads when `sunset comment` runs
     fix_command.configure(sub)  # argparse only; scanner.fix loads when `sunset fix` runs
     allowlist.configure(sub)  # argparse only; python-gitlab loads when `sunset allowlist` runs

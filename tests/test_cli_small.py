@@ -24,7 +24,8 @@ def test_policies_list_has_a_header_json_and_takes_policies_after_the_action() -
     assert re.fullmatch(r"agent-ca-cert-file +17\.0  \[\*\]  Agent for Kubernetes .*", agent)
     rows = json.loads(sunset("policies", "list", "--format", "json", cwd=ROOT).stdout)
     assert {"id": "agent-ca-cert-file", "title": "Agent for Kubernetes `--ca-cert-file` / Helm `config.caCert`",
-            "deprecated_in": "16.9", "removed_in": "17.0", "removal": "scheduled", "fix_tier": "safe"} in rows
+            "deprecated_in": "16.9", "removed_in": "17.0", "removal": "scheduled", "fix_tier": "safe",
+            "origin": "deprecation-summary"} in rows
     after = json.loads(sunset("policies", "list", "--policies", str(DATA), "--format", "json", cwd=ROOT).stdout)
     before = json.loads(sunset("policies", "--policies", str(DATA), "list", "--format", "json", cwd=ROOT).stdout)
     assert after == before and {r["id"] for r in after} - {r["id"] for r in rows} == {

@@ -49,7 +49,8 @@ def test_the_spec_follows_gitlabs_rules_for_inputs() -> None:
     header, jobs = _documents()
     assert list(header) == ["spec"] and list(header["spec"]) == ["inputs"]
     inputs = _inputs()
-    assert list(inputs) == ["stage", "target", "fail_on", "paths", "comment", "image", "version"]
+    assert list(inputs) == ["stage", "target", "fail_on", "new_only", "allow_failure", "paths", "comment", "image",
+                            "version"]
     for name, spec in inputs.items():
         assert set(spec) <= INPUT_KEYS, name
         assert spec.get("type", "string") in TYPES, name
@@ -62,9 +63,19 @@ def test_the_spec_follows_gitlabs_rules_for_inputs() -> None:
             assert isinstance(spec["default"], bool), name
     assert inputs["version"]["default"] == __version__  # the component installs its own release
     assert inputs["fail_on"]["options"] == ["error", "warning", "info", "never"]
+    assert (inputs["fail_on"]["default"], inputs["new_only"], inputs["allow_failure"]["default"]) == (
+        "error", {"type": "boolean", "default": True, "description": inputs["new_only"]["description"]}, False)
     body = COMPONENT.read_text(encoding="utf-8").split("\n---\n", 1)[1]
     assert set(INTERPOLATION.findall(body)) == set(inputs)  # every input used, none undeclared
     assert list(jobs) == ["sunset"]
+
+
+def test_allow_failure_is_a_whole_value_so_gitlab_interpolates_it_as_a_boolean() -> None:
+    """GitLab interpolates an input as its type only when it is the whole YAML value
+    (doc/ci/inputs/_index.md, "Input types"); `allow_failure` takes a boolean."""
+    job = _documents()[1]["sunset"]
+    assert job["allow_failure"] == "$[[ inputs.allow_failure ]]"
+    assert _inputs()["allow_failure"]["type"] == "boolean"
 
 
 def test_the_sample_includes_it_with_valid_inputs() -> None:
@@ -111,7 +122,9 @@ def test_the_job_writes_three_reports_in_one_run_and_fails_on_findings(
     venv: Path, release: Path, tmp_path: Path
 ) -> None:
     repo = _repo(tmp_path)
-    done = _run_job(venv, release, repo, {}, target="18.0")
+    recorded = _run_job(venv, release, repo, {}, target="18.0")  # a default-branch pipeline records, never fails
+    assert recorded.returncode == 0, recorded.stderr
+    done = _run_job(venv, release, repo, {}, target="18.0", new_only=False)
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith(".gitlab-ci.yml:2:15: error[terraform-templates] ")
     quality = json.loads((repo / "gl-code-quality-report.json").read_text(encoding="utf-8"))
@@ -121,9 +134,65 @@ def test_the_job_writes_three_reports_in_one_run_and_fails_on_findings(
     assert (report["target"], [f["rule_id"] for f in report["findings"]]) == ("18.0", ["terraform-templates"])
     sarif = json.loads((repo / "sunset.sarif").read_text(encoding="utf-8"))
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["terraform-templates"]
-    assert _run_job(venv, release, repo, {}, fail_on="never").returncode == 0
+    assert _run_job(venv, release, repo, {}, fail_on="never", new_only=False).returncode == 0
+    next_major = _run_job(venv, release, repo, {"CI_SERVER_VERSION_MAJOR": "17"})  # no target: 18.0, after 17.x
+    assert json.loads((repo / "sunset.json").read_text(encoding="utf-8"))["target"] == "18.0", next_major.stderr
 
 
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), "-c", "user.name=dev", "-c", "user.email=dev@example.com",
+                           "-c", "init.defaultBranch=main", *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+BASE_CI = "include:\n  - template: Terraform.gitlab-ci.yml\n\ndeploy:\n  script: [./deploy.sh]\n"
+
+
+def test_a_merge_request_is_compared_with_its_target_branch(
+    venv: Path, release: Path, tmp_path: Path, fake: FakeGitLab  # noqa: F811
+) -> None:
+    """A clone of the merge request's branch, as a runner makes it (shallow, that branch only): the job
+    fetches the target branch, compares with the merge base, fails only on what the merge request adds,
+    and keeps one note."""
+    origin, work = tmp_path / "origin.git", tmp_path / "work"
+    _git(tmp_path, "init", "--bare", str(origin))
+    _git(tmp_path, "init", str(work))
+    (work / ".gitlab-ci.yml").write_text(BASE_CI, encoding="utf-8")
+    _git(work, "add", ".")
+    _git(work, "commit", "-m", "main")
+    base = _git(work, "rev-parse", "HEAD")
+    _git(work, "push", str(origin), "HEAD:main")
+    _git(work, "checkout", "-b", "feature")
+    added = BASE_CI.replace("deploy:\n", "deploy:\n  type: deploy\n")  # one deprecated line
+    (work / ".gitlab-ci.yml").write_text(added, encoding="utf-8")
+    _git(work, "commit", "-am", "add a deprecated line")
+    _git(work, "push", str(origin), "feature")
+    project = tmp_path / "project"
+    # GitLab's default GIT_DEPTH (20): deep enough for the branch, without the target branch
+    _git(tmp_path, "clone", "--quiet", "--depth", "20", "--branch", "feature", "--single-branch", origin.as_uri(),
+         str(project))
+    env = ci_env(fake) | {"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_DIFF_BASE_SHA": base,
+                          "CI_SERVER_VERSION_MAJOR": "17"}
+
+    done = _run_job(venv, release, project, env)
+    assert done.returncode == 1, done.stderr  # the merge request adds what breaks on 18.0
+    assert done.stdout.startswith(".gitlab-ci.yml:5:3: error[ci-type-types-keywords] ")
+    assert "terraform-templates" not in done.stdout  # already on main: counted, not listed
+    (note,) = [n for n in fake.notes if n["author"]["id"] == BOT["id"]]
+    body = note["body"]
+    assert "### sunset: this merge request adds 1 finding that breaks on GitLab 18.0\n" in body
+    assert f"Compared with `{base}` at `{base[:12]}` (the merge base): **1 new**, 0 fixed, 1 already there" in body
+    assert "/-/blob/0123456789abcdef/.gitlab-ci.yml#L5)" in body and "terraform-templates" not in body
+
+    (project / ".gitlab-ci.yml").write_text(added.replace("include:\n  - template: Terraform.gitlab-ci.yml\n\n", ""),
+                                            encoding="utf-8")  # the merge request now also removes one
+    _git(project, "commit", "-am", "drop the Terraform template")
+    again = _run_job(venv, release, project, env)
+    assert again.returncode == 1, again.stderr
+    assert [n["id"] for n in fake.notes if n["author"]["id"] == BOT["id"]] == [note["id"]]  # edited, not re-posted
+    assert "#### Fixed by this merge request (1)" in note["body"] and "`terraform-templates`" in note["body"]
+    assert "**1 new**, 1 fixed, 0 already there" in note["body"]
+    assert [m for m, path in fake.log if m == "POST"] == ["POST"]
 def test_on_a_merge_request_the_job_posts_the_sticky_comment(
     venv: Path, release: Path, tmp_path: Path, fake: FakeGitLab  # noqa: F811
 ) -> None:

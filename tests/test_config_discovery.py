@@ -92,4 +92,5 @@ def test_select_ignore_exclude_flags(repo: Path) -> None:
     assert found(repo, ".", "--ignore", "terraform-templates", "--ignore", "runner-registration-token") == []
     done = sunset("scan", ".", "--select", "terraform-templates,no-such-policy", cwd=repo)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == "sunset: --select: unknown policy 'no-such-policy'; see `sunset policies list`\n"
+    assert done.stderr == ("sunset: --select: 'no-such-policy' is no policy id, id prefix or group (groups: agent, "
+                           "api, ci, other, runner, security, settings); see `sunset policies list`\n")

@@ -186,7 +186,8 @@ def test_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeyp
         ("policies:\n  ignore: [t-variable]\n  colour: red\n", "3: policies.colour: Extra inputs are not permitted"),
         (
             "policies:\n  select:\n    - t-variable\n    - t-typo\n",
-            "4: unknown policy 't-typo'; see `sunset policies list`",
+            "4: policies.select: 't-typo' is no policy id, id prefix or group (groups: agent, api, ci, other, "
+            "runner, security, settings); see `sunset policies list`",
         ),
         ("- a list\n", "1: the configuration must be a mapping"),
         ("target: [\n", "2: invalid YAML"),

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scanner.gitlab.retry import RetryPolicy, Target
+from scanner.gitlab.retry import RetryPolicy, Target, unreachable
 
 EXIT_OK, EXIT_FAIL = 0, 2
 DEFAULT_TOKEN_ENV = "SUNSET_GITLAB_TOKEN"
@@ -39,7 +39,10 @@ def configure(subparsers: Any) -> None:
         description="Post the report as one note on the merge request, or edit the note posted before. "
         "Coordinates default to GitLab CI's variables; the token comes from an environment variable.",
     )
-    p.add_argument("--report", required=True, metavar="FILE", help="a report from `sunset scan --format json`")
+    p.add_argument("--report", required=True, metavar="FILE", help="a report from `sunset scan --format json` "
+                   "(with --diff-base, the comment shows what the merge request adds and fixes)")
+    p.add_argument("--base-report", metavar="FILE", help="the target branch's report (e.g. its pipeline's artifact): "
+                   "the comment shows what --report adds and fixes against it, matched by fingerprint")
     p.add_argument("--gitlab-url", metavar="URL", help="GitLab server (default: $CI_API_V4_URL or $CI_SERVER_URL)")
     p.add_argument("--project", metavar="ID", help="project id or full path (default: $CI_PROJECT_ID)")
     p.add_argument("--mr", type=int, metavar="IID", help="merge request IID (default: $CI_MERGE_REQUEST_IID)")
@@ -126,14 +129,51 @@ def _post(target: Target, token: str, body: str, clean: bool, retry: RetryPolicy
     except gitlab_notes.GitlabError as exc:
         raise CommentError(scrub(gitlab_notes.describe(exc, target), token)) from None
     except requests.RequestException as exc:
-        raise CommentError(scrub(f"cannot reach GitLab at {target.url}: {type(exc).__name__}", token)) from None
+        why = unreachable(exc, gitlab_notes.TIMEOUT) or type(exc).__name__
+        raise CommentError(scrub(f"cannot reach GitLab at {target.url}: {why}", token)) from None
 
 
-def _render(render: Callable[[Any, Mapping[str, str]], str], report: Any, env: Mapping[str, str], path: Path) -> str:
+def _render(render: Callable[..., str], report: Any, env: Mapping[str, str], path: Path) -> str:
     try:
-        return render(report, env)
+        return render(report, env, full_report=artifact_url(env, str(path)))
     except (KeyError, TypeError, AttributeError) as exc:
         raise CommentError(f"{path}: a finding or error does not follow the JSON contract ({exc!r})") from None
+
+
+def _commits(report: dict[str, Any]) -> dict[str, str]:
+    """The `diff.base` and `diff.commit` of a `--diff-base` report that are git commit ids (40 hex digits)."""
+    diff = report.get("diff")
+    if not isinstance(diff, dict):
+        return {}
+    return {k: v for k in ("base", "commit") if isinstance(v := diff.get(k), str) and re.fullmatch(r"[0-9a-f]{40}", v)}
+
+
+def artifact_url(env: Mapping[str, str], path: str) -> str | None:
+    """The report as the job's artifact (`$CI_JOB_URL/artifacts/file/PATH`), when it lies in the project."""
+    job = env.get("CI_JOB_URL", "").rstrip("/")
+    parts = Path(path).parts
+    if not job.startswith(("https://", "http://")) or Path(path).is_absolute() or ".." in parts or not parts:
+        return None
+    return f"{job}/artifacts/file/{'/'.join(parts)}"
+
+
+def against(head: dict[str, Any], base: dict[str, Any], name: str) -> dict[str, Any]:
+    """`head` with a `diff` against `base` (as `sunset scan --diff-base` writes it): findings matched by
+    fingerprint, input errors by path and message."""
+    try:
+        before = {f["fingerprint"] for f in base["findings"]}
+        ours = {f["fingerprint"] for f in head["findings"]}
+        old_errors = {(e["path"], e["message"]) for e in base["errors"]}
+        findings = [f | {"change": "existing" if f["fingerprint"] in before else "new"} for f in head["findings"]]
+        errors = [e | {"change": "existing" if (e["path"], e["message"]) in old_errors else "new"}
+                  for e in head["errors"]]
+        fixed = [f for f in base["findings"] if f["fingerprint"] not in ours]
+    except (KeyError, TypeError) as exc:
+        raise CommentError(f"a report does not follow the JSON contract ({exc!r})") from None
+    new = sum(1 for f in findings if f["change"] == "new")
+    diff = {"base": name, "commit": "", "note": "", "new": new, "existing": len(findings) - new, "fixed": fixed,
+            "new_errors": sum(1 for e in errors if e["change"] == "new")}
+    return head | {"findings": findings, "errors": errors, "diff": diff}
 
 
 def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping[str, str] | None = None) -> int:
@@ -144,10 +184,15 @@ def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping
     env = os.environ if env is None else env
     try:
         report = read_report(Path(args.report))
+        commits = _commits(report)
         try:
             report = redact_data(report)  # a report from elsewhere may hold secrets
         except RecursionError:
             raise CommentError(f"{args.report}: not a sunset JSON report (nested too deeply)") from None
+        report.get("diff", {}).update(commits)  # commit ids look like tokens to the redactor; they are public
+        if getattr(args, "base_report", None):
+            name = env.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME") or f"the report {args.base_report}"
+            report = against(report, read_report(Path(args.base_report)), name)
         body = _render(markdown.render_json, report, env, Path(args.report))
         if args.dry_run:
             sys.stdout.write(body)

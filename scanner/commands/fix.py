@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from scanner.fix.run import FixRun
 
 EXIT_OK, EXIT_INCOMPLETE = 0, 1
+# `sunset scan --config`'s help: the same search (scanner.engine.discovery)
+CONFIG_HELP = ("configuration file (default: .sunset.yml, or a pyproject.toml with a tool.sunset table, in the working "
+               "directory or a parent up to the repository root, else from the scanned folder up)")
 _MAX_FILE_BYTES = 2 * 1024 * 1024
 _SHOWN = {
     "fixed": "fixed",
@@ -40,12 +43,19 @@ def configure(subparsers: Any) -> None:
     p.add_argument("paths", nargs="*", default=["."], help="directories or files (default: .)")
     p.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (see docs/fix.md)")
     p.add_argument("--diff", action="store_true", help="print a unified diff and change nothing")
+    p.add_argument("--target", help="fix only what breaks on this GitLab release (17, 17.10): findings removed at or "
+                   "before it (default: every finding a policy can fix, whatever the configuration's target)")
+    p.add_argument("--select", action="append", metavar="SELECTOR[,…]",
+                   help="fix only findings of these policies: ids, id prefixes (graphql-) or groups (runner)")
+    p.add_argument("--ignore", action="append", metavar="SELECTOR[,…]", help="leave these policies' findings alone")
+    p.add_argument("--exclude", action="append", metavar="PATTERN[,PATTERN]",
+                   help="skip paths matching these gitignore patterns (replaces the configuration's exclude)")
+    p.add_argument("--extend-exclude", action="append", metavar="PATTERN[,PATTERN]",
+                   help="skip these too (adds to the configuration's exclude)")
     p.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
-    p.add_argument("--config", metavar="FILE", help="configuration file (default: ./.sunset.yml)")
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
     # what `scanner.commands.scan.plan` reads and `sunset fix` does not offer
-    p.set_defaults(
-        func=run, target=None, baseline=None, write_baseline=None, fail_on=None, max_file_size=_MAX_FILE_BYTES
-    )
+    p.set_defaults(func=run, baseline=None, write_baseline=None, fail_on=None, max_file_size=_MAX_FILE_BYTES)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from scanner.core.redact import MASK, redact
     from scanner.fix.run import run_fix
 
-    result = run_fix(plan(args), unsafe=args.unsafe, write=not args.diff)
+    result = run_fix(plan(args), unsafe=args.unsafe, write=not args.diff, only_breaking=args.target is not None)
     report_stream = sys.stderr if args.diff else sys.stdout
     if args.diff:
         diff = "".join(result.diffs)
@@ -85,5 +95,7 @@ def _summary(result: FixRun, diff: bool) -> str:
     if n := result.count("refused") + result.count("unwritten"):
         parts.append(f"{n} refused or not written")
     parts.append(f"{result.without_fix} finding(s) have no automatic fix")
+    if result.not_breaking:
+        parts.append(f"{result.not_breaking} not breaking at GitLab {result.report.target} left alone")
     errors = f"; {len(result.report.errors)} input error(s) (see `sunset scan`)" if result.report.errors else ""
     return "sunset fix: " + "; ".join(parts) + errors + ".\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,8 @@ def default_cache() -> Path:
     return Path(base) / "sunset" / "blobs"
 
 
-def run(args: argparse.Namespace, plan: Plan) -> Report:
+def run(args: argparse.Namespace, plan: Plan, progress: Callable[[int, str], None] | None = None) -> Report:
+    """The instance scan; `progress(projects done, the last one)`."""
     from scanner.instance.api import ApiError
     from scanner.instance.run import InstanceOptions, scan_instance
 
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace, plan: Plan) -> Report:
         url=url, group=args.group.strip("/"), token=token, job_token=job_token, ref=args.ref,
         archived=args.include_archived, fetch_remote=args.fetch_remote, concurrency=args.concurrency,
         cache_dir=Path(args.cache_dir) if args.cache_dir else default_cache(),
-        state=Path(args.state) if args.state else None,
+        state=Path(args.state) if args.state else None, progress=progress,
     )
     try:
         return scan_instance(plan.policies, plan.options, options)

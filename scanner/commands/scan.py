@@ -15,15 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scanner.commands.baseline import read_baseline
+from scanner.commands.settings import DEFAULT, Sources, listed, shown_path
 from scanner.commands.stdin import stdin_file
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, UsageError
-from scanner.core.files import (
-    display_base,
-    named_repo_root,
-    scan_base,
-)
+from scanner.core.files import MAX_FILE_BYTES, display_base, named_repo_root, scan_base
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
+from scanner.engine import select as selectors
+from scanner.engine.discovery import CONFIG_NAME, config_folders, find_config
 from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions
@@ -62,101 +61,97 @@ def default_target(policies: list[Policy]) -> str:
     return str(max(releases)) if releases else "19.0"
 
 
-CONFIG_NAME = ".sunset.yml"
-_TOOL_TABLE = re.compile(r"^[ \t]*\[tool\.sunset\][ \t]*(#.*)?$", re.M)
-
-
-def find_config(explicit: str | None, base: Path) -> Path | None:
-    """`--config FILE`; else `.sunset.yml`, or a `pyproject.toml` with `[tool.sunset]`, in the working
-    directory or a parent up to the repository root (the first folder holding `.git`); else the same
-    from the scanned folder."""
-    if explicit:
-        return Path(explicit)
-    for start in (Path.cwd(), base):
-        folder = Path(os.path.abspath(start))
-        while True:
-            if (folder / CONFIG_NAME).is_file():
-                return folder / CONFIG_NAME
-            if _has_tool_table(folder / "pyproject.toml"):
-                return folder / "pyproject.toml"
-            if (folder / ".git").exists() or folder.parent == folder:
-                break
-            folder = folder.parent
-    return None
-
-
-def _has_tool_table(path: Path) -> bool:
-    try:
-        return path.is_file() and _TOOL_TABLE.search(path.read_text(encoding="utf-8")) is not None
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
 def _read_config(path: Path, policies: list[Policy]) -> LoadedConfig:
     from scanner.engine.config import ConfigError, check_policy_ids, load_config  # only when there is one
 
     try:
         loaded = load_config(path)
-        check_policy_ids(loaded, {p.id for p in policies})
+        check_policy_ids(loaded, policies)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     return loaded
 
 
-def _ids(values: list[str] | None, flag: str, known: set[str]) -> list[str] | None:
-    """`--select a,b --select c`: the ids, each checked (a typo would silently select nothing)."""
+def _selectors(values: list[str] | None, flag: str, policies: list[Policy]) -> list[str] | None:
+    """`--select a,b --select c`: the selectors, each checked (a typo would silently select nothing)."""
     if values is None:
         return None
-    ids = [i.strip() for v in values for i in v.split(",") if i.strip()]
-    if not ids and flag == "--select":
+    given = [i.strip() for v in values for i in v.split(",") if i.strip()]
+    if not given and flag == "--select":
         raise UsageError(f"{flag}: no policy id given (an empty value would run no policy)")
-    for pid in ids:
-        if pid not in known:
-            raise UsageError(f"{flag}: unknown policy {pid!r}; see `sunset policies list`")
-    return ids
+    for selector in selectors.unknown(given, policies):
+        raise UsageError(f"{flag}: {selectors.problem(selector, policies)}")
+    return given
 
 
-def _select(policies: list[Policy], loaded: LoadedConfig | None, args: argparse.Namespace) -> list[Policy]:
-    """`--select` replaces the file's `select`; `--ignore` adds to its `ignore`."""
-    known = {p.id for p in policies}
+def _select(policies: list[Policy], loaded: LoadedConfig | None, args: argparse.Namespace,
+            src: Sources) -> list[Policy]:
+    """`--select` replaces the file's `select`; `--ignore` adds to its `ignore` (`scanner.engine.select`)."""
     sel = loaded.config.policies if loaded else None
-    select = _ids(getattr(args, "select", None), "--select", known)
-    if select is None and sel is not None and sel.select is not None:
-        select = list(sel.select)
-    ignore = set(sel.ignore if sel else ()) | set(_ids(getattr(args, "ignore", None), "--ignore", known) or ())
-    return [p for p in policies if (select is None or p.id in select) and p.id not in ignore]
+    select = src.pick("select", _selectors(getattr(args, "select", None), "--select", policies), "--select",
+                      list(sel.select) if sel is not None and sel.select is not None else None, lambda: None,
+                      "default: every policy", show=lambda v: listed(v) if v is not None else "all",
+                      route=("policies", "select"))
+    from_flag = _selectors(getattr(args, "ignore", None), "--ignore", policies) or []
+    ignore = [*(sel.ignore if sel else ()), *from_flag]
+    origins = [src.where("policies", "ignore") if sel and sel.ignore else "", "--ignore" if from_flag else ""]
+    src.add("ignore", listed(ignore), " + ".join(filter(None, origins)) or DEFAULT)
+    chosen = selectors.choose(policies, select, ignore)
+    src.add("selected", f"{len(chosen)} of {len(policies)} policies", "select less ignore")
+    return chosen
 
 
-def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None) -> tuple[str, ...]:
+def _excludes(args: argparse.Namespace, loaded: LoadedConfig | None, src: Sources) -> tuple[str, ...]:
     """`--exclude` replaces the file's `exclude`; `--extend-exclude` adds to it (gitignore patterns)."""
     def split(values: list[str] | None) -> list[str]:
         return [p.strip() for v in values or () for p in v.split(",") if p.strip()]
 
     given = getattr(args, "exclude", None)
-    base = split(given) if given is not None else list(loaded.config.exclude if loaded else ())
-    return (*base, *split(getattr(args, "extend_exclude", None)))
+    base = src.pick("exclude", split(given) if given is not None else None, "--exclude",
+                    list(loaded.config.exclude) if loaded and loaded.config.exclude else None, list, show=listed)
+    extra = split(getattr(args, "extend_exclude", None))
+    if extra:
+        src.add("extend_exclude", listed(extra), "--extend-exclude")
+    return (*base, *extra)
 
 
-def plan(args: argparse.Namespace, progress: object = None) -> Plan:
+def plan(args: argparse.Namespace, progress: object = None, sources: Sources | None = None) -> Plan:
+    """The scan the flags and the configuration file ask for; `sources` records where each value came
+    from (`sunset scan --show-settings`)."""
     paths = [Path(p) for p in args.paths if p != "-"]
     stdin = stdin_file(args)
     policies = load(args.policies)
+    src = Sources() if sources is None else sources
     loaded: LoadedConfig | None = None
     config_path = find_config(args.config, scan_base(paths or [Path.cwd()]))
     if config_path is not None:
         loaded = _read_config(config_path, policies)
+    src.loaded = loaded
+    src.add("configuration", shown_path(config_path) if config_path else "none", _config_origin(args, config_path))
+    src.add("policies", f"{len(policies)} loaded ({listed(['built in', *(args.policies or ())])})",
+            "--policies" if args.policies else DEFAULT)
     cfg = loaded.config if loaded else None
     try:
-        target = Version.parse(release(args.target or (cfg and cfg.target) or default_target(policies)))
+        target = Version.parse(release(src.pick("target", args.target, "--target", cfg and cfg.target,
+                                        lambda: default_target(policies), "default: the newest release any policy "
+                                        "names", show=release)))
     except ValueError as exc:
         raise UsageError(f"--target: {exc}") from None
+    fail_on = src.pick("fail_on", args.fail_on, "--fail-on", cfg and cfg.fail_on, lambda: "warning")
+    chosen = _select(policies, loaded, args, src)
     current = current_release(args, cfg.from_ if cfg else None)
     if current is not None and current >= target:
         raise UsageError(f"--from {current} is not before the target {target}: nothing to upgrade")
+    src.add("from", str(current) if current else "none", "--from" if getattr(args, "current", None) else
+            src.where("from") if cfg and cfg.from_ else DEFAULT)
+    file_baseline = cfg.baseline if cfg and not args.write_baseline else None
+    baseline_file = src.pick("baseline", args.baseline, "--baseline", file_baseline, lambda: None,
+                             show=lambda v: v or "none")
     if args.baseline:
         baseline = read_baseline(Path(args.baseline))
-    elif loaded is not None and loaded.config.baseline and not args.write_baseline:
-        baseline = read_baseline(Path(loaded.config.baseline), named_repo_root(loaded.path, loaded.path.parent, False))
+    elif baseline_file and loaded is not None:  # the file's own paths are from its folder, inside its repository
+        baseline = read_baseline(loaded.path.parent / baseline_file,
+                                 named_repo_root(loaded.path, loaded.path.parent, False))
     else:
         baseline = frozenset()
     options = ScanOptions(
@@ -164,17 +159,32 @@ def plan(args: argparse.Namespace, progress: object = None) -> Plan:
         current=current,
         max_file_bytes=args.max_file_size,
         progress=progress,  # type: ignore[arg-type]
-        severity=dict(cfg.severity) if cfg else {},
+        severity=src.pick("severity", None, "", dict(cfg.severity) if cfg and cfg.severity else None, dict,
+                          show=listed),
         baseline=baseline,
-        exclude=_excludes(args, loaded),
+        exclude=_excludes(args, loaded, src),
         exclude_base=loaded.path.parent if loaded else display_base(paths),
-        kinds=dict(cfg.kinds) if cfg else {},
+        kinds=src.pick("kinds", None, "", dict(cfg.kinds) if cfg and cfg.kinds else None, dict, show=listed),
         ci_configs=_ci_configs(args, loaded),
         display=display_base(paths),  # paths from the working directory, as editors and `git apply` read them
         stdin=stdin,
     )
-    fail_on = args.fail_on or (cfg and cfg.fail_on) or "warning"
-    return Plan(paths, _select(policies, loaded, args), options, fail_on)
+    src.add("ci_config_path", listed([c.given or c.value for c in options.ci_configs]),
+            " + ".join(filter(None, ["--ci-config" if getattr(args, "ci_config", None) else "",
+                                     src.where("ci_config_path") if cfg and cfg.ci_config_path else ""])) or DEFAULT)
+    src.add("max_file_size", f"{args.max_file_size} bytes",
+            DEFAULT if args.max_file_size == MAX_FILE_BYTES else "--max-file-size")
+    return Plan(paths, chosen, options, fail_on)
+
+
+def _config_origin(args: argparse.Namespace, found: Path | None) -> str:
+    if args.config:
+        return "--config"
+    if found is None:
+        return (f"none found: no {CONFIG_NAME} and no pyproject.toml with [tool.sunset] in the working directory, "
+                "the scanned folder, or their parents up to the repository root")
+    here = config_folders(Path.cwd())
+    return "found from the working directory" if found.parent in here else "found from the scanned folder"
 
 
 def current_release(args: argparse.Namespace, configured: str | None) -> Version | None:
@@ -225,13 +235,14 @@ def nothing_found(report: Report) -> bool:
 
 
 def exit_code(report: Report, fail_on: str) -> int:
-    """The one table (scanner.core.exits): input errors count as `error`, so `--fail-on never` is 0."""
+    """The one table (scanner.core.exits): input errors count as `error`, so `--fail-on never` is 0.
+    With `--diff-base`, only what the change adds counts."""
     if fail_on == "never":
         return EXIT_OK
-    if report.errors:
+    if report.new_errors():
         return EXIT_FINDINGS
     threshold = SEVERITY_RANK[fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.findings) else EXIT_OK
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in report.new_findings()) else EXIT_OK
 
 
 def color_wanted(choice: str, tty: bool, env: Mapping[str, str]) -> bool:
@@ -265,13 +276,21 @@ def render(report: Report, fmt: str, args: argparse.Namespace, policies: list[Po
 
 
 def run(args: argparse.Namespace, progress: object = None) -> tuple[Report, Plan]:
-    p = plan(args, progress)
+    """The scan; `progress` hears of each file (an instance scan: of each project)."""
     if getattr(args, "group", None):  # an instance scan, through GitLab's API
         from scanner.commands import instance
 
-        report = instance.run(args, p)
+        if getattr(args, "diff_base", None):
+            raise UsageError("--diff-base compares a checkout; it cannot be used with --group")
+        p = plan(args)
+        report = instance.run(args, p, progress)  # type: ignore[arg-type]
     else:
+        p = plan(args, progress)
         report = scan(p.paths, p.policies, p.options)
+        if getattr(args, "diff_base", None):
+            from scanner.commands import diffbase
+
+            report = diffbase.compare(report, p, args.diff_base)
     if p.options.current is not None:
         from scanner.core.upgrade import plan as upgrade_plan
 

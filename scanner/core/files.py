@@ -168,10 +168,11 @@ def _skip_dir(directory: str, name: str) -> bool:
     return name in SKIP_DIRS or (name == "bundle" and os.path.basename(directory) == "vendor")
 
 
-def walk(top: Path, skip_dir: Callable[[str, str], bool] = _skip_dir) -> Iterator[Path | Skipped]:
+def walk(top: Path, skip_dir: Callable[[str, str], bool] = _skip_dir,
+         on_skip: Callable[[str, str], None] | None = None) -> Iterator[Path | Skipped]:
     """Every regular, readable file below `top` outside VCS, dependency and cache folders, depth first,
     each folder's files sorted before its sorted sub-folders (symlinked folders are not entered); what
-    cannot be read, as `Skipped`."""
+    cannot be read, as `Skipped`. `on_skip(folder, why)` hears of each folder not entered."""
     stack = [os.fspath(top)]
     while stack:
         directory = stack.pop()
@@ -186,6 +187,9 @@ def walk(top: Path, skip_dir: Callable[[str, str], bool] = _skip_dir) -> Iterato
             if _is_dir(entry):
                 if not entry.is_symlink() and not skip_dir(directory, entry.name):
                     folders.append(entry.path)
+                elif on_skip is not None:
+                    on_skip(entry.path, "a symlinked folder: not entered" if entry.is_symlink() else
+                            "a version control, dependency or cache folder: not entered")
             else:
                 yield _walked_file(entry)
         stack.extend(reversed(folders))

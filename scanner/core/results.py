@@ -76,6 +76,11 @@ class Move:
     note: str
 
 
+# The `origin:` of GitLab's own deprecations; any other origin is a local or organisation's policy
+# (`origin: local`, `origin: acme`), which every format names as such.
+GITLAB_ORIGINS = frozenset({"gitlab", "deprecation-summary"})
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     rule_id: str
@@ -94,6 +99,12 @@ class Finding:
     removal: str = "scheduled"
     first_announced: str | None = None
     history: tuple[Move, ...] = ()
+    origin: str = "gitlab"  # the policy's `origin:`; not in GITLAB_ORIGINS: a local policy
+
+    @property
+    def local(self) -> bool:
+        """A policy of your own (`origin: local`, an organisation's name), not one of GitLab's."""
+        return self.origin not in GITLAB_ORIGINS
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +145,26 @@ class ProjectRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Diff:
+    """What a scan was compared with (`sunset scan --diff-base REF`, the merge request's target): the
+    findings and input errors also there, and the findings there that are gone. Fingerprints match
+    findings, so a finding whose line moved is the same finding."""
+
+    base: str  # as the user named it
+    commit: str  # the commit compared with
+    existing: frozenset[str] = frozenset()  # fingerprints of findings also at the base
+    existing_errors: frozenset[tuple[str, str]] = frozenset()  # (path, message) of input errors also there
+    fixed: tuple[Finding, ...] = ()  # findings at the base that are gone
+    note: str = ""  # how the base was chosen, when it is not the merge base
+
+    def is_new(self, f: Finding) -> bool:
+        return f.fingerprint not in self.existing
+
+    def is_new_error(self, e: InputError) -> bool:
+        return (e.path, e.message) not in self.existing_errors
+
+
+@dataclass(frozen=True, slots=True)
 class UpgradeStep:
     """One step of the upgrade from the release the instance runs to the target: a required upgrade
     stop of GitLab's upgrade path (or the target itself) and the findings whose change takes effect
@@ -160,6 +191,14 @@ class Report:
     suppressed: int = 0
     baselined: int = 0
     projects: list[ProjectRecord] = field(default_factory=list)  # instance scans only
+    diff: Diff | None = None  # `--diff-base`: what is new against the base
+
+    def new_findings(self) -> list[Finding]:
+        """The findings the change adds: all of them without a diff."""
+        return self.findings if self.diff is None else [f for f in self.findings if self.diff.is_new(f)]
+
+    def new_errors(self) -> list[InputError]:
+        return self.errors if self.diff is None else [e for e in self.errors if self.diff.is_new_error(e)]
 
     def severity_counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

@@ -14,10 +14,12 @@
     kinds:                        # files recognition cannot decide: glob -> document kind
       "deploy/*.yaml": helm-values
 
-The file is `.sunset.yml`, or the `[tool.sunset]` table of a `pyproject.toml` (keys with `-` or `_`),
-found in the working directory or its parents up to the repository root (the folder holding `.git`),
-else in the scanned folder and its parents; `--config FILE` names one. Command-line flags win over the
-file. A broken file is `file:line: problem` and exit 2.
+The file is `.sunset.yml`, or the `[tool.sunset]` table of a `pyproject.toml` (keys with `-` or `_`;
+read as TOML, so `[tool.sunset.policies]` alone or dotted keys are the table too), found in the
+working directory or its parents up to the repository root (the folder holding `.git`), else in the
+scanned folder and its parents (`scanner.engine.discovery`); `--config FILE` names one. Command-line flags win over
+the file. A broken file is `file:line: problem` and exit 2. `policies: select/ignore` take selectors
+(`scanner.engine.select`).
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scanner.core.files import ReadProblem, read_settings_text
 from scanner.core.tree import ParseError
+from scanner.engine import select as selectors
+from scanner.engine.discovery import toml_key_lines
 from scanner.readers.yamldoc import load_yaml
 from scanner.rules.documents import check_kind_names
+from scanner.rules.policy import Policy
 
 
 class ConfigError(Exception):
@@ -89,9 +94,6 @@ class LoadedConfig(NamedTuple):
         return 1
 
 
-_TOOL_TABLE = re.compile(r"^[ \t]*\[tool\.sunset\][ \t]*(#.*)?$", re.M)
-
-
 def load_config(path: Path) -> LoadedConfig:
     if path.name == "pyproject.toml":
         return _load_pyproject(path)
@@ -118,24 +120,23 @@ def _load_pyproject(path: Path) -> LoadedConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}:{getattr(exc, 'lineno', 1) or 1}: invalid TOML: {exc}") from None
+        at = re.search(r"\(at line (\d+), column \d+\)", str(exc))  # tomllib has no `lineno` before 3.14
+        raise ConfigError(f"{path}:{getattr(exc, 'lineno', None) or (at and at.group(1)) or 1}: invalid TOML: "
+                          f"{exc}") from None
     except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of thousands of digits
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
         raise ConfigError(f"{path}:1: cannot read: {reason}") from None
-    table = data.get("tool", {}).get("sunset")
+    table = data.get("tool", {}).get("sunset") if isinstance(data.get("tool"), dict) else None
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}:1: [tool.sunset] must be a table")
-    header = _TOOL_TABLE.search(text)
-    start = text.count("\n", 0, header.start()) + 1 if header else 1
-    source = text.splitlines()
+        raise ConfigError(f"{path}:1: tool.sunset must be a table")
+    positions = toml_key_lines(text, ("tool", "sunset"))
     root: dict[str, Any] = {}
     lines: dict[tuple[str | int, ...], int] = {}
     for key, value in table.items():
         name = key.replace("-", "_")
         root[name] = value
-        pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-        found = next((i + 1 for i in range(start, len(source)) if pattern.match(source[i])), start)
-        lines[(name,)] = found
+    for route, line in positions.items():
+        lines.setdefault((route[0].replace("-", "_"), *route[1:]), line)
     return _validate(root, path, lines, "=")
 
 
@@ -172,15 +173,20 @@ def _validate(root: dict[str, Any], path: Path, lines: dict[tuple[str | int, ...
         raise ConfigError(f"{path}:{line}: {field_name}: {err['msg']}") from None
 
 
-def check_policy_ids(loaded: LoadedConfig, known: set[str]) -> None:
-    """Every policy id the file names must exist: a typo would silently select or ignore nothing."""
+def check_policy_ids(loaded: LoadedConfig, policies: list[Policy]) -> None:
+    """Every selector in `policies:` must select a policy and every `severity:` key must be a policy id:
+    a typo would silently select, ignore or change nothing."""
     c = loaded.config
-    routes: list[tuple[str | int, ...]] = [("policies", "select", i) for i in range(len(c.policies.select or ()))]
-    routes += [("policies", "ignore", i) for i in range(len(c.policies.ignore))]
-    named = [*(c.policies.select or ()), *c.policies.ignore]
-    routes += [("severity", pid) for pid in c.severity]
-    named += list(c.severity)
-    for pid, route in zip(named, routes, strict=True):
+    named: list[tuple[str, tuple[str | int, ...]]] = [
+        *((s, ("policies", "select", i)) for i, s in enumerate(c.policies.select or ())),
+        *((s, ("policies", "ignore", i)) for i, s in enumerate(c.policies.ignore)),
+    ]
+    for selector, route in named:
+        if selectors.unknown([selector], policies):
+            raise ConfigError(f"{loaded.path}:{loaded.line_of(*route)}: {route[0]}.{route[1]}: "
+                              f"{selectors.problem(selector, policies)}")
+    known = {p.id for p in policies}
+    for pid in c.severity:
         if pid not in known:
-            line = loaded.line_of(*route)
+            line = loaded.line_of("severity", pid)
             raise ConfigError(f"{loaded.path}:{line}: unknown policy {pid!r}; see `sunset policies list`")

@@ -129,4 +129,5 @@ class Recorder:
             removal=removal.status,
             first_announced=removal.announced,
             history=tuple(Move(h.release, h.event, h.removed_in, h.note.strip()) for h in data.history),
+            origin=data.origin,
         )

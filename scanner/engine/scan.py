@@ -36,6 +36,7 @@ from scanner.core.files import (
 from scanner.core.results import Finding, IncludeRecord, InputError, Report, internal_error
 from scanner.core.tree import ParseError, Tree
 from scanner.core.versions import Version
+from scanner.engine.filelog import FileLog
 from scanner.engine.findings import FindingRules, Recorder
 from scanner.engine.globs import gitignore
 from scanner.engine.localinclude import MAX_INCLUDE_DEPTH, MAX_INCLUDES, Wildcards, local_targets
@@ -64,6 +65,8 @@ class ScanOptions:
     display: Path | None = None  # reported paths are relative to it (the command's cwd); None: the scan base
     ci_configs: tuple[CiConfig, ...] = ()  # custom CI/CD configuration files (GitLab's project setting)
     stdin: StdinFile | None = None  # `sunset scan -`
+    # told of every file: (path as shown, "read" or "skipped", the kind and why, or why not) — `--show-files`
+    files: Callable[[str, str, str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,7 @@ class Scan:
     recognition: Recognition = field(init=False)
     seen: set[Path] = field(default_factory=set)  # real paths; documents are not kept once checked
     wildcards: Wildcards = field(default_factory=Wildcards)
+    log: FileLog = field(init=False)  # `sunset scan --show-files`
 
     def __post_init__(self) -> None:
         o = self.options
@@ -125,23 +129,26 @@ class Scan:
         self.recorder = Recorder(self.report, rules, frozenset(p.id for p in self.policies), observer=self.observer)
         self.excluded = gitignore(o.exclude) if o.exclude else None
         self.recognition = Recognition.of(o.kinds)
+        self.log = FileLog(o.files, self.shown, o.exclude, o.exclude_base or self.base)
         self.indexes = {
             name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
         }
 
     def run(self, paths: Iterable[Path]) -> Report:
+        o = self.options
         for arg in paths:
             arg = Path(os.path.abspath(arg))
             if arg.is_dir():
-                for path in walk(arg):
+                for path in walk(arg, on_skip=self.log.folder if o.files else None):
                     if not isinstance(path, Skipped):
                         self.dispatch(path, arg, explicit=False)
                     elif not self.is_excluded(path.path):
-                        self.error(path.path, None, path.message)
+                        self.error(path.path, None, path.message, skipped=True)
             elif (problem := path_problem(arg)) is None:
                 self.dispatch(arg, named_repo_root(arg), explicit=True)
             else:
-                self.error(arg, None, "no such file or directory" if problem == MISSING else not_scanned(problem))
+                self.error(arg, None, "no such file or directory" if problem == MISSING else not_scanned(problem),
+                           skipped=True)
         if self.options.stdin is not None:
             self.stdin(self.options.stdin)
         for config in self.options.ci_configs:
@@ -151,9 +158,12 @@ class Scan:
         self.report.errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return self.report
 
-    def error(self, path: Path | str, line: int | None, message: str) -> None:
+    def error(self, path: Path | str, line: int | None, message: str, skipped: bool = False) -> None:
+        """An input error; `skipped`: the file is not read because of it (`--show-files` says so)."""
         where = printable(path) if isinstance(path, str) else self.shown(path)
         self.report.errors.append(InputError(where, line, printable(message)))
+        if skipped:
+            self.log.skipped(where, printable(message))
 
     def shown(self, path: Path) -> str:
         return relative(path, self.options.display or self.base)
@@ -172,13 +182,15 @@ class Scan:
             kind = self.recognition.named(path, rel, self.options.max_file_bytes)
             if kind is None:
                 self.error(path, None, "not recognised: no GitLab file kind fits it; if it is one, name its kind "
-                           f"under `kinds:` in .sunset.yml ({', '.join(KINDS)})")
+                           f"under `kinds:` in .sunset.yml ({', '.join(KINDS)})", skipped=True)
                 return
         elif kind is None:
             kind = self.recognition.walked(path, rel)
             if kind is None:
+                self.log.unrecognised(path, self.is_excluded)
                 return
         pipeline = _Pipeline(top if explicit else repo_root_of(path, top))
+        self.log.why(path, "named on the command line" if explicit else "pipeline root" if kind is PIPELINE else "")
         if kind is PIPELINE:
             self.visit(path, path.resolve(), pipeline, ())
         else:
@@ -199,6 +211,7 @@ class Scan:
             self.error(source, config.line or None, f"CI/CD configuration file `{config.given or value}` is outside "
                        f"the repository ({root}); not read")
         elif (path := Path(os.path.abspath(value))).is_file():
+            self.log.why(path, f"custom CI/CD configuration file ({source}{f':{config.line}' if config.line else ''})")
             self.dispatch(path, named_repo_root(path, by_name=False), explicit=True, kind=PIPELINE)
         else:
             missing = config.given or value
@@ -210,10 +223,11 @@ class Scan:
             return None
         self.seen.add(real)
         if self.is_excluded(path):
+            self.log.excluded(path)
             return None
         text = read_text(real, pipeline.repo_real, self.options.max_file_bytes)
         if isinstance(text, ReadProblem):
-            self.error(path, text.line, text.message)
+            self.error(path, text.line, text.message, skipped=True)
             return None
         return self.check(path, text, kind)
 
@@ -224,6 +238,7 @@ class Scan:
         A bug on one file never stops the scan: it is an input error on that file."""
         where: Path | str = shown or path
         self.report.files_scanned += 1
+        self.log.read(where, path, kind.name)
         if self.options.progress:
             self.options.progress(self.report.files_scanned, shown or self.shown(path))
         try:
@@ -262,6 +277,7 @@ class Scan:
             return
         real = path.resolve()
         self.seen.add(real)
+        self.log.why(path, "standard input")
         doc = self.check(path, given.text, kind, shown=shown)
         if doc is not None and kind is PIPELINE:
             self.includes(doc, path, _Pipeline(named_repo_root(path)), (real,))
@@ -298,6 +314,7 @@ class Scan:
         targets = self.local_targets(doc, entry.target, line, pipeline)
         self.report.includes.append(IncludeRecord(doc.path, line, "local", shown, bool(targets), note))
         for target, real in targets:
+            self.log.why(target, f"{'child pipeline of' if entry.child else 'included by'} {doc.path}:{line}")
             if entry.child:  # a child pipeline is a root of its own, with its own include limits
                 self.visit(target, real, _Pipeline(pipeline.repo), ())
             elif real in stack:

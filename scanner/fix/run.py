@@ -20,14 +20,19 @@ class FixRun:
     diffs: list[str] = field(default_factory=list)
     files_changed: int = 0
     without_fix: int = 0  # findings of policies that declare no fix
+    not_breaking: int = 0  # fixable findings left alone: `--target` asks only for what breaks there
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
 
 
-def run_fix(scan_plan: Plan, unsafe: bool, write: bool) -> FixRun:
+def run_fix(scan_plan: Plan, unsafe: bool, write: bool, only_breaking: bool = False) -> FixRun:
+    """`only_breaking`: fix only findings that break at the plan's target (severity error there)."""
     report, sites = collect(scan_plan.paths, scan_plan.policies, scan_plan.options)
     run = FixRun(report, without_fix=len(report.findings) - len(sites))
+    if only_breaking:
+        breaking = [s for s in sites if s.finding.severity == "error"]
+        run.not_breaking, sites = len(sites) - len(breaking), breaking
     per_doc: dict[int, tuple[Document, list[Change]]] = {}
     sources: dict[int, SourceText] = {}
     for site in sites:

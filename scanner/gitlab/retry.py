@@ -58,3 +58,35 @@ class Target(NamedTuple):
     url: str  # the server, without /api/v4
     project: str  # numeric id or full path
     mr: int
+
+
+def unreachable(exc: BaseException, timeout: float) -> str | None:
+    """Why a request never reached the server, in a few words, from the chain of exceptions requests and
+    urllib3 raise (`ConnectionError(MaxRetryError(reason=NewConnectionError(…)))`); None when the
+    server was reached."""
+    import socket
+    import ssl
+
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        name = type(e).__name__
+        if isinstance(e, socket.gaierror) or name == "NameResolutionError":
+            return "the host name does not resolve"
+        if isinstance(e, ConnectionRefusedError):
+            return "connection refused (nothing listens on that port)"
+        if isinstance(e, ssl.SSLCertVerificationError):
+            return f"its TLS certificate is not trusted ({e.verify_message})"
+        if isinstance(e, ssl.SSLError):
+            return f"the TLS handshake failed ({e.reason or e})"
+        if isinstance(e, TimeoutError) or name in ("ConnectTimeoutError", "ConnectTimeout"):
+            return f"no answer within {timeout:g} s"
+        if isinstance(e, OSError) and e.strerror and name not in ("NewConnectionError", "ProtocolError"):
+            return e.strerror[0].lower() + e.strerror[1:]  # `network is unreachable`, `no route to host`
+        stack += [c for c in (e.__cause__, e.__context__, getattr(e, "reason", None), *e.args)
+                  if isinstance(c, BaseException)]
+    return None

@@ -19,17 +19,44 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import gitlab
 import requests
 from gitlab.exceptions import GitlabError
 
-from scanner.gitlab.retry import retry_after_seconds
+from scanner.gitlab.retry import retry_after_seconds, unreachable
 
 TIMEOUT = 30.0
 PER_PAGE = 100  # GitLab's largest page
 MAX_PAUSE = 60.0
 MAX_RETRIES = 6  # a RateLimit-Reset further away than this is not waited for in one go
+
+
+class Unreachable(requests.RequestException):
+    """The server could not be reached at all (no name, no listener, no TLS): said once, in one line,
+    not retried — python-gitlab retries `requests.ConnectionError`, which this is not."""
+
+
+class _Adapter(requests.adapters.HTTPAdapter):
+    """Until the server has answered once, a connection that cannot be made ends the scan at once and
+    says why (`scanner.gitlab.retry.unreachable`); afterwards a refused or timed-out connection is
+    retried as a passing fault, and only a name that does not resolve or TLS that fails ends it."""
+
+    reached = False
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        try:
+            response = super().send(request, *args, **kwargs)
+        except requests.ConnectionError as exc:
+            why = unreachable(exc, TIMEOUT)
+            if why is not None and (not self.reached or why.startswith(("the host name", "the TLS", "its TLS"))):
+                host = urlsplit(str(request.url)).hostname or ""
+                port = urlsplit(str(request.url)).port
+                raise Unreachable(f"cannot reach {host}{f':{port}' if port else ''}: {why}") from None
+            raise
+        self.reached = True
+        return response
 
 
 class ApiError(Exception):
@@ -94,7 +121,7 @@ class Api:
         self.gate = _Gate()
         session = requests.Session()
         session.hooks["response"].append(self.gate.hook)
-        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=64)
+        adapter = _Adapter(pool_connections=4, pool_maxsize=64)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         self.gl = _Client(url.rstrip("/"), private_token=token, job_token=job_token, session=session,
@@ -107,7 +134,7 @@ class Api:
         except GitlabError as exc:
             raise ApiError(exc.response_code or 0, f"{what}: {_reason(exc)}") from None
         except requests.RequestException as exc:
-            raise ApiError(0, f"{what}: {type(exc).__name__}") from None
+            raise ApiError(0, _failed(what, exc)) from None
 
     def group_projects(self, group: str, archived: bool) -> Iterator[ProjectInfo]:
         """Every project of the group and its subgroups, page by page as GitLab's `Link` header leads."""
@@ -124,7 +151,7 @@ class Api:
             except GitlabError as exc:
                 raise ApiError(exc.response_code or 0, f"group `{group}`: {_reason(exc)}") from None
             except requests.RequestException as exc:
-                raise ApiError(0, f"group `{group}`: {type(exc).__name__}") from None
+                raise ApiError(0, _failed(f"group `{group}`", exc)) from None
             yield _info(item.attributes)
 
     def project(self, ident: str | int) -> ProjectInfo:
@@ -166,6 +193,14 @@ class Api:
         manager = self.gl.projects.get(project, lazy=True).releases
         items = self.call(f"releases of `{project}`", manager.list, get_all=True)
         return [str(r.attributes["tag_name"]) for r in items]
+
+
+def _failed(what: str, exc: requests.RequestException) -> str:
+    """One line: the server could not be reached and why, or what failed and how."""
+    if isinstance(exc, Unreachable):
+        return str(exc)
+    why = unreachable(exc, TIMEOUT)
+    return f"{what}: {why or type(exc).__name__}"
 
 
 def _reason(exc: GitlabError) -> str:

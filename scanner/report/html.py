@@ -1,14 +1,17 @@
 """`--format html`: an upgrade-readiness report in one self-contained file (inline CSS and SVG, no
-script, nothing fetched when it is opened).
+script, nothing fetched when it is opened; links only to GitLab's documentation and sunset's own).
 
 Sections: the summary, a legend, per target release (what is removed there and how many projects break
-by then), the top policies, the shared files with the largest blast radius (instance scans), one row
-per project (per file for a checkout scan), the findings under the file they are written in, the
-input errors. Every number is in an element with a `data-k` name, so tests compare it with the JSON.
+by then), the policies found (each with its fix, GitLab's documentation and sunset's page, and whether
+`sunset fix` rewrites it), the shared files with the largest blast radius (instance scans), one row per
+project (per file for a checkout scan) with its readiness, the findings under the file they are written
+in, the input errors. Every number is in an element with a `data-k` name, so tests compare it with the
+JSON.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from html import escape
@@ -18,12 +21,23 @@ from scanner import __version__
 from scanner.core.results import Finding, Report
 from scanner.core.versions import Version
 from scanner.report import svg
+from scanner.report.options import fix_tiers
 from scanner.report.projects import by_file, project_findings, shared_files
 
 if TYPE_CHECKING:
     from scanner.report.options import RenderOptions
 
 TOP = 15
+# sunset's own documentation (pyproject.toml's Homepage; tests/test_html_report.py holds them equal)
+PROJECT = "https://gitlab.com/gitlab-sunset/gitlab-sunset"
+DOCS = f"{PROJECT}/-/blob/main/docs"
+MARKS = {"safe": "[*]", "unsafe": "(*)"}
+FIX_SENTENCE = (
+    "<b>[*]</b> <code>sunset fix</code> rewrites these findings in place: only the deprecated text changes "
+    "(a key or variable renamed, a removed setting deleted, a template replaced), every other byte of the "
+    "file stays, and the file is checked to still parse as intended. <b>(*)</b> <code>sunset fix --unsafe</code> "
+    "rewrites them too, for a person to review (the old and new forms differ in behaviour). "
+    f'<a href="{DOCS}/fix.md">What each fix rewrites</a>.')
 # The browser itself refuses anything but the inline style (a stray fetch is a CSP error in its console).
 CSP = ("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
        "img-src data:\">")
@@ -35,7 +49,7 @@ border-bottom:1px solid #eee;vertical-align:top}th{background:#f6f6f8}td.n,th.n{
 .cards{display:flex;flex-wrap:wrap;gap:.8rem}.card{border:1px solid #ddd;border-radius:6px;padding:.6rem 1rem;
 min-width:8rem}.card b{display:block;font-size:1.5rem}.sev{border-radius:3px;padding:0 .35rem;color:#fff}
 .error{background:#c62828}.warning{background:#ef8f00}.info{background:#1565c0}code{font-size:12px}
-details summary{cursor:pointer}.muted{color:#666}.chart{display:block;margin:.5rem 0}
+details summary{cursor:pointer}.muted{color:#666}.chart{display:block;margin:.5rem 0}.fix{font-weight:bold}
 """
 
 
@@ -44,13 +58,26 @@ class Unit:
     """A row of the per-project table: a project (instance scan) or a file (checkout scan)."""
 
     name: str
-    status: str
+    status: str  # the project's record (`scanned`, `no CI/CD configuration`, …); `scanned` for a file
     findings: list[Finding]
     problems: int = 0  # input errors in its own files (an include that could not be read: readiness unknown)
 
     def breaks_at(self) -> Version | None:
         removed = [Version.parse(f.removed_in) for f in self.findings if f.removed_in]
         return min(removed) if removed else None
+
+    def readiness(self, target: Version) -> str:
+        """What the row means for the upgrade: it breaks on the target, it is ready but has deprecations
+        to plan for, it is ready, or sunset could not tell (input errors; not scanned, and why)."""
+        if self.status != "scanned":
+            return f"not scanned: {self.status}"
+        if any(f.severity == "error" for f in self.findings):
+            return f"breaks on {target}"
+        if self.problems:
+            return "unknown: some files could not be read"
+        if any(f.severity == "warning" for f in self.findings):
+            return "ready; deprecations to plan for"
+        return "ready"
 
 
 def units(report: Report) -> list[Unit]:
@@ -88,6 +115,10 @@ LEGEND = """<h2>Legend</h2><ul>
 <li>{info} informational (for example, projects a job reaches with its CI job token).</li>
 <li><b>breaks at</b>: the earliest release that removes something the {noun} uses.
 A {noun} reaches every file its pipeline includes; a shared file's findings are listed once, under the file.</li>
+<li><b>readiness for {target}</b>: <i>breaks on {target}</i> (something it uses is removed by then),
+<i>ready; deprecations to plan for</i> (removed later), <i>ready</i>, <i>unknown</i> (a file it reaches could
+not be read), or <i>not scanned</i> and why.</li>
+<li><b>[*]</b> <code>sunset fix</code> rewrites it; <b>(*)</b> <code>sunset fix --unsafe</code> does, for review.</li>
 </ul>"""
 
 
@@ -112,19 +143,38 @@ def _releases(report: Report, rows: list[Unit], noun: str) -> str:
             f'<table id="releases">{head}{"".join(body)}</table>')
 
 
-def _policies(report: Report, rows: list[Unit], noun: str) -> str:
+def prose(text: str) -> str:
+    """Policy prose escaped, with its `code spans` set as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def _policy_link(pid: str) -> str:
+    return f'<a href="{escape(DOCS)}/policies/{escape(pid)}.md"><code>{escape(pid)}</code></a>'
+
+
+def _policies(report: Report, rows: list[Unit], noun: str, tiers: dict[str, str]) -> str:
+    """Every policy found, widest reach first: its fix, whether `sunset fix` rewrites it, GitLab's page."""
     count = Counter(f.rule_id for f in report.findings)
     reach = Counter(p for u in rows for p in {f.rule_id for f in u.findings})
-    first = {f.rule_id: f for f in report.findings}
-    top = sorted(count, key=lambda p: (-reach[p], -count[p], p))[:TOP]
-    if not top:
+    first: dict[str, Finding] = {}
+    for f in report.findings:  # a policy's first finding speaks for it (its fix, filled in for that place)
+        first.setdefault(f.rule_id, f)
+    found = sorted(count, key=lambda p: (-reach[p], -count[p], p))
+    if not found:
         return ""
-    body = "".join(f"<tr><td><code>{escape(p)}</code></td><td>{escape(first[p].title)}</td>"
-                   f"<td>{escape(first[p].removed_in or '—')}</td>{_n('findings', count[p])}{_n('reach', reach[p])}"
-                   f"</tr>" for p in top)
-    return (f"<h2>Top policies</h2>{svg.bars([(p, reach[p]) for p in top], title=f'{noun}s per policy')}"
+    body = []
+    for p in found:
+        f, mark = first[p], MARKS.get(tiers.get(p, ""), "")
+        fix = f'<span class="fix" title="sunset fix">{mark}</span> ' if mark else ""
+        body.append(f'<tr data-policy="{escape(p)}"><td>{_policy_link(p)}</td><td>{prose(f.title)}</td>'
+                    f"<td>{escape(f.removed_in or '—')}</td>{_n('findings', count[p])}{_n('reach', reach[p])}"
+                    f"<td>{fix}{escape(f.replacement or '—')}</td>"
+                    f'<td><a href="{escape(f.docs_url)}">GitLab docs</a></td></tr>')
+    chart = svg.bars([(p, reach[p]) for p in found[:TOP]], title=f"{noun}s per policy")
+    return (f"<h2>Policies found</h2>{chart}"
             f'<table id="policies"><tr><th>policy</th><th>title</th><th>removed in</th><th class=n>findings</th>'
-            f"<th class=n>{noun}s</th></tr>{body}</table>")
+            f"<th class=n>{noun}s</th><th>fix</th><th>GitLab</th></tr>{''.join(body)}</table>"
+            f"<p class=muted>{FIX_SENTENCE}</p>")
 
 
 def _blast(report: Report) -> str:
@@ -151,22 +201,26 @@ def _units(rows: list[Unit], noun: str, target: Version) -> str:
         c = Counter(f.severity for f in u.findings)
         b = u.breaks_at()
         policies = ", ".join(sorted({f.rule_id for f in u.findings}))
-        body.append(f'<tr data-unit="{escape(u.name)}"><td>{escape(u.name)}</td><td>{escape(u.status)}</td>'
+        body.append(f'<tr data-unit="{escape(u.name)}"><td>{escape(u.name)}</td>'
+                    f'<td data-status="{escape(u.readiness(target))}">{escape(u.readiness(target))}</td>'
                     f"<td>{'' if b is None else (_sev('error') + ' ' if b <= target else '') + str(b)}</td>"
                     f"{_n('error', c['error'])}{_n('warning', c['warning'])}{_n('info', c['info'])}"
                     f"{_n('problems', u.problems)}<td class=muted>{escape(policies)}</td></tr>")
-    return (f'<h2>Per {noun}</h2><table id="units"><tr><th>{noun}</th><th>status</th><th>breaks at</th>'
+    return (f'<h2>Per {noun}</h2><table id="units"><tr><th>{noun}</th><th>readiness for {target}</th><th>breaks at</th>'
             f"<th class=n>errors</th><th class=n>warnings</th><th class=n>info</th><th class=n>input errors</th>"
             f"<th>policies</th></tr>"
             f"{''.join(body)}</table>")
 
 
-def _findings(report: Report) -> str:
+def _findings(report: Report, tiers: dict[str, str]) -> str:
     parts = []
     for path, found in sorted(by_file(report).items()):
         rows = "".join(f"<tr><td class=n>{f.location.line}:{f.location.column}</td><td>{_sev(f.severity)}</td>"
-                       f"<td><code>{escape(f.rule_id)}</code></td><td>{escape(f.removed_in or '—')}</td>"
-                       f"<td>{escape(f.message)}</td></tr>" for f in found)
+                       f'<td><a href="{escape(f.docs_url)}"><code>{escape(f.rule_id)}</code></a> '
+                       f'<span class="fix">{MARKS.get(tiers.get(f.rule_id, ""), "")}</span></td>'
+                       f"<td>{escape(f.removed_in or '—')}</td><td>{prose(f.message)}"
+                       f"{'<br><b>Fix:</b> ' + escape(f.replacement) if f.replacement else ''}</td></tr>"
+                       for f in found)
         parts.append(f"<details><summary><code>{escape(path)}</code> — {len(found)}</summary><table>{rows}</table>"
                      f"</details>")
     return "<h2>Findings by file</h2>" + "".join(parts) if parts else ""
@@ -198,10 +252,12 @@ def render(report: Report, options: RenderOptions) -> str:
     target = Version.parse(report.target)
     noun = "project" if report.projects else "file"
     rows = units(report)
+    tiers = fix_tiers(options.policies)
     sections = [_summary(report, rows, target, noun), _upgrade(report),
-                LEGEND.format(error=_sev("error"), warning=_sev("warning"), info=_sev("info"), noun=noun),
-                _releases(report, rows, noun), _policies(report, rows, noun), _blast(report),
-                _units(rows, noun, target), _findings(report), _errors(report)]
+                LEGEND.format(error=_sev("error"), warning=_sev("warning"), info=_sev("info"), noun=noun,
+                              target=target),
+                _releases(report, rows, noun), _policies(report, rows, noun, tiers), _blast(report),
+                _units(rows, noun, target), _findings(report, tiers), _errors(report)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + CSP +
             f"<title>sunset: upgrade readiness for GitLab {target}</title><style>{CSS}</style></head><body>"
             f"<h1>Upgrade readiness for GitLab {target}</h1><p class=muted>sunset {__version__}</p>"

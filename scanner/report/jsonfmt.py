@@ -37,6 +37,7 @@ def finding_dict(f: Finding, tiers: Mapping[str, str] | None = None) -> dict[str
         "fingerprint": f.fingerprint,
         "symbolic_path": loc.symbolic,
         "snippet": loc.snippet,
+        "origin": f.origin,  # added within version 1: `gitlab`, `deprecation-summary`, or a local policy's
         "fixable": tier is not None,
         "fix_tier": tier,
         # added within version 1: GitLab's record today (`removed_in` above is the effective release)
@@ -48,6 +49,17 @@ def finding_dict(f: Finding, tiers: Mapping[str, str] | None = None) -> dict[str
             ],
         },
     }
+
+
+def diff_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`--diff-base` (added within version 1): what the findings were compared with, the counts, and the
+    findings at the base that are gone."""
+    d = report.diff
+    assert d is not None
+    new = report.new_findings()
+    return {"base": d.base, "commit": d.commit, "note": d.note, "new": len(new),
+            "existing": len(report.findings) - len(new), "fixed": [finding_dict(f, tiers) for f in d.fixed],
+            "new_errors": len(report.new_errors())}
 
 
 def upgrade_dict(report: Report) -> dict[str, Any]:
@@ -70,6 +82,18 @@ def upgrade_dict(report: Report) -> dict[str, Any]:
 
 
 def report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    data = _report_dict(report, tiers)
+    if report.diff is not None:
+        d = report.diff
+        for item, f in zip(data["findings"], report.findings, strict=True):
+            item["change"] = "new" if d.is_new(f) else "existing"
+        for item, e in zip(data["errors"], report.errors, strict=True):
+            item["change"] = "new" if d.is_new_error(e) else "existing"
+        data["diff"] = diff_dict(report, tiers)
+    return data
+
+
+def _report_dict(report: Report, tiers: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {
         "version": CONTRACT_VERSION,
         "tool": {"name": "sunset", "version": __version__},

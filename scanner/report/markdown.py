@@ -69,18 +69,24 @@ def _url(url: str) -> str:
     return quote(url, safe=_URL_SAFE)
 
 
-def file_url(env: Mapping[str, str], path: str, line: int) -> str | None:
-    """The file and line in the merge request's source branch, when CI says where that is."""
-    project = env.get("CI_MERGE_REQUEST_SOURCE_PROJECT_URL") or env.get("CI_PROJECT_URL")
-    sha = env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA") or env.get("CI_COMMIT_SHA")
+def file_url(env: Mapping[str, str], path: str, line: int, base: str = "") -> str | None:
+    """The file and line in the merge request's source branch, when CI says where that is; with `base`
+    (a commit of the target project), at that commit."""
+    project: str | None
+    sha: str | None
+    if base:
+        project, sha = env.get("CI_MERGE_REQUEST_PROJECT_URL") or env.get("CI_PROJECT_URL"), base
+    else:
+        project = env.get("CI_MERGE_REQUEST_SOURCE_PROJECT_URL") or env.get("CI_PROJECT_URL")
+        sha = env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA") or env.get("CI_COMMIT_SHA")
     if not project or not sha:
         return None
     return f"{_url(project.rstrip('/'))}/-/blob/{quote(sha, safe='')}/{quote(path, safe='/')}#L{int(line)}"
 
 
-def _where(f: Json, env: Mapping[str, str], table: bool) -> str:
+def _where(f: Json, env: Mapping[str, str], table: bool, base: str = "") -> str:
     text = _code(f"{f['path']}:{f['line']}", table)
-    url = file_url(env, f["path"], f["line"])
+    url = file_url(env, f["path"], f["line"], base)
     return f"[{text}]({url})" if url else text
 
 
@@ -140,17 +146,17 @@ def _group_key(f: Json) -> str | None:
 CANCELED = "canceled"
 
 
-def _group_title(removed: str | None, count: int) -> str:
+def _group_title(removed: str | None, count: int, added: bool = False) -> str:
     if removed == CANCELED:
-        what = "Removal canceled or withdrawn by GitLab"
+        what = "removal canceled or withdrawn by GitLab"
     else:
-        what = f"Removed in GitLab {_prose(removed)}" if removed else "Removal not scheduled"
-    return f"#### {what} ({count})"
+        what = f"removed in GitLab {_prose(removed)}" if removed else "removal not scheduled"
+    return f"#### {'Added, ' if added else ''}{what if added else what[0].upper() + what[1:]} ({count})"
 
 
-def _row(f: Json, env: Mapping[str, str]) -> str:
+def _row(f: Json, env: Mapping[str, str], base: str = "") -> str:
     policy = f"[{_code(f['rule_id'], True)}]({_url(f['docs_url'])})" if f.get("docs_url") else _code(f["rule_id"], True)
-    return f"| {f['severity']} | {_where(f, env, True)} | {policy} {inline(f['title'], True)} |"
+    return f"| {f['severity']} | {_where(f, env, True, base)} | {policy} {inline(f['title'], True)} |"
 
 
 def _detail(f: Json, env: Mapping[str, str]) -> str:
@@ -165,11 +171,12 @@ def _detail(f: Json, env: Mapping[str, str]) -> str:
     return "\n\n".join(lines)
 
 
-def _group(removed: str | None, findings: list[Json], env: Mapping[str, str]) -> str:
+def _group(removed: str | None, findings: list[Json], env: Mapping[str, str], added: bool = False) -> str:
     rows = "\n".join(_row(f, env) for f in findings)
     details = "\n\n".join(_detail(f, env) for f in findings)
     return (
-        f"{_group_title(removed, len(findings))}\n\n| Severity | Where | Policy |\n| --- | --- | --- |\n{rows}\n\n"
+        f"{_group_title(removed, len(findings), added)}\n\n| Severity | Where | Policy |\n| --- | --- | --- |\n"
+        f"{rows}\n\n"
         f"<details><summary>Details and fixes</summary>\n\n{details}\n\n</details>"
     )
 
@@ -212,15 +219,26 @@ def _body(report: Json, env: Mapping[str, str], findings: list[Json], shown: int
 def all_clear(report: Json, env: Mapping[str, str]) -> str:
     s = report["summary"]
     text = f"No deprecated or removed GitLab features in {_plural(s['files_scanned'], 'scanned file')}."
+    if "diff" in report:
+        d = report["diff"]
+        text = (f"This merge request adds no deprecated or removed GitLab feature; compared with {_code(d['base'])}: "
+                f"{_plural(len(report['findings']), 'finding')} already there, not listed.")
     left_out = _left_out(s)
     if left_out:
         text += f" Not shown: {left_out}."
-    headline = f"### sunset: all clear for GitLab {report['target']}"
+    headline = f"### sunset: {'nothing new' if 'diff' in report else 'all clear'} for GitLab {report['target']}"
     return "\n\n".join([MARKER, headline, text, _footer(report, env)]) + "\n"
 
 
 def is_clean(report: Json) -> bool:
+    """Nothing to say: no finding and no input error; with a diff, nothing new and nothing fixed."""
+    if "diff" in report:
+        return not _new(report["findings"]) and not _new(report["errors"]) and not report["diff"]["fixed"]
     return not report["findings"] and not report["errors"]
+
+
+def _new(items: list[Json]) -> list[Json]:
+    return [i for i in items if i.get("change") != "existing"]
 
 
 def render(report: Report, options: RenderOptions) -> str:
@@ -230,19 +248,84 @@ def render(report: Report, options: RenderOptions) -> str:
     return render_json(report_dict(report), options.env)
 
 
-def render_json(report_json: Json, env: Mapping[str, str], max_chars: int = MAX_CHARS) -> str:
-    """The note body; when it would exceed `max_chars`, the most findings that fit, and a note."""
+def render_json(report_json: Json, env: Mapping[str, str], max_chars: int = MAX_CHARS,
+                full_report: str | None = None) -> str:
+    """The note body; when it would exceed `max_chars`, the most findings that fit, and a note. With a
+    `diff` (`sunset scan --diff-base`, `sunset comment --base-report`), what the change adds and fixes;
+    `full_report`: where the whole report is, linked from the count of what is not listed."""
     if is_clean(report_json):
         return all_clear(report_json, env)
-    findings = sorted(report_json["findings"], key=_order)
-    body = _body(report_json, env, findings, len(findings))
+    if "diff" in report_json:
+        findings = sorted(_new(report_json["findings"]), key=_order)
+        body = _diff_body(report_json, env, findings, len(findings), full_report)
+    else:
+        findings = sorted(report_json["findings"], key=_order)
+        body = _body(report_json, env, findings, len(findings))
     if len(body) <= max_chars:
         return body
     low, high = 0, len(findings) - 1  # the largest count that fits, by bisection (bodies grow with count)
     while low < high:
         mid = (low + high + 1) // 2
-        if len(_body(report_json, env, findings, mid)) <= max_chars:
+        if len(_shown(report_json, env, findings, mid, full_report)) <= max_chars:
             low = mid
         else:
             high = mid - 1
-    return _body(report_json, env, findings, low)
+    return _shown(report_json, env, findings, low, full_report)
+
+
+def _shown(report: Json, env: Mapping[str, str], findings: list[Json], shown: int, full: str | None) -> str:
+    if "diff" in report:
+        return _diff_body(report, env, findings, shown, full)
+    return _body(report, env, findings, shown)
+
+
+def _diff_headline(report: Json, new: list[Json], new_errors: int) -> str:
+    target, fixed = report["target"], len(report["diff"]["fixed"])
+    breaking = sum(1 for f in new if f["severity"] == "error")
+    if breaking:
+        verb = "breaks" if breaking == 1 else "break"
+        return f"### sunset: this merge request adds {_plural(breaking, 'finding')} that {verb} on GitLab {target}"
+    if new:
+        return (f"### sunset: this merge request adds {_plural(len(new), 'deprecation')} to plan for; nothing it "
+                f"adds breaks on GitLab {target}")
+    if new_errors:
+        return f"### sunset: {_plural(new_errors, 'new input error')}; some files were not checked"
+    return f"### sunset: this merge request fixes {_plural(fixed, 'finding')} and adds none"
+
+
+def _compared(report: Json, new: int, full: str | None) -> str:
+    """`Compared with main at 1a2b3c4d5e6f (the merge base): 1 new, 2 fixed, 68 already there (not listed).`"""
+    d = report["diff"]
+    where = f"{_code(d['base'])} at {_code(d['commit'][:12])}" if d.get("commit") else _code(d["base"])
+    how = f" ({_prose(_oneline(d['note']))})" if d.get("note") else " (the merge base)" if d.get("commit") else ""
+    existing = len(report["findings"]) - new
+    rest = f"{existing} already there" + (f", not listed ([full report]({_url(full)}))" if full and existing else
+                                           ", not listed" if existing else "")
+    return f"Compared with {where}{how}: **{new} new**, {len(d['fixed'])} fixed, {rest}."
+
+
+def _fixed(report: Json, env: Mapping[str, str]) -> str:
+    fixed = sorted(report["diff"]["fixed"], key=_order)
+    base = report["diff"].get("commit", "")
+    rows = "\n".join(_row(f, env, base) for f in fixed[:MAX_ERRORS])
+    more = f"\n\n_… and {len(fixed) - MAX_ERRORS} more._" if len(fixed) > MAX_ERRORS else ""
+    return (f"#### Fixed by this merge request ({len(fixed)})\n\n| Severity | Where (before) | Policy |\n"
+            f"| --- | --- | --- |\n{rows}{more}")
+
+
+def _diff_body(report: Json, env: Mapping[str, str], new: list[Json], shown: int, full: str | None) -> str:
+    errors = _new(report["errors"])
+    sections = [MARKER, _diff_headline(report, new, len(errors)), _compared(report, len(new), full)]
+    groups: dict[str | None, list[Json]] = {}
+    for f in new[:shown]:
+        groups.setdefault(_group_key(f), []).append(f)
+    sections += [_group(removed, items, env, added=True) for removed, items in groups.items()]
+    if shown < len(new):
+        sections.append(f"_{_plural(len(new) - shown, 'more finding')} not shown to keep this comment short; "
+                        "the job's report artifact has them all._")
+    if report["diff"]["fixed"]:
+        sections.append(_fixed(report, env))
+    if errors:
+        sections.append(_errors(errors))
+    sections.append(_footer(report, env))
+    return "\n\n".join(sections) + "\n"

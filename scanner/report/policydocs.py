@@ -51,7 +51,7 @@ def policy_markdown(p: Policy) -> str:
         f"| Removed in | {removed_text(p)} |",
         f"| Breaking | {'yes' if d.breaking else 'no'} |",
         f"| Level | {_level(p)} |",
-        f"| Origin | {_ORIGIN[d.origin]} |",
+        f"| Origin | {_ORIGIN.get(d.origin, d.origin + ': a local policy, not one of GitLab’s')} |",
         f"| Applies to | {', '.join(p.applies_to)} |",
         f"| Matcher | `{d.match['kind']}` |",
     ]
@@ -108,7 +108,7 @@ def fix_markdown(p: Policy) -> str:
 def index_markdown(policies: list[Policy]) -> str:
     rows = [
         f"| [{p.id}]({p.id}.md) | {p.data.title} | {p.data.deprecated_in or '—'} | "
-        f"{removed_text(p) or '—'} | {_SHORT_ORIGIN[p.data.origin]} | {tier_of(p.fixes)} |"
+        f"{removed_text(p) or '—'} | {_SHORT_ORIGIN.get(p.data.origin, p.data.origin)} | {tier_of(p.fixes)} |"
         for p in policies
     ]
     return (

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from scanner import __version__
-from scanner.core.results import Finding, InputError, Report
+from scanner.core.results import GITLAB_ORIGINS, Finding, InputError, Report
 from scanner.core.versions import Version
 from scanner.report.policydocs import policy_markdown
 from scanner.rules.policy import Policy
@@ -45,7 +45,8 @@ def _pascal(rule_id: str) -> str:
 def _policy_rule(p: Policy, target: Version) -> dict[str, Any]:
     d = p.data
     help_text = d.remediation.strip() + (f"\n\nReplacement: {d.replacement}" if d.replacement else "")
-    tags = ["gitlab", "deprecation", *(["breaking"] if d.breaking else []), *p.applies_to]
+    source = "gitlab" if d.origin in GITLAB_ORIGINS else "local"
+    tags = [source, "deprecation", *(["breaking"] if d.breaking else []), *p.applies_to]
     return {
         "id": p.id,
         "name": _pascal(p.id),
@@ -60,6 +61,7 @@ def _policy_rule(p: Policy, target: Version) -> dict[str, Any]:
             "removal": p.removal.status,
             "first_announced": p.removal.announced,
             "breaking": d.breaking,
+            "origin": d.origin,
             "tags": tags,
         },
     }

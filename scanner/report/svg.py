@@ -8,22 +8,26 @@ from html import escape
 COLORS = {"error": "#c62828", "warning": "#ef8f00", "info": "#1565c0", "bar": "#5e35b1"}
 
 
+LABEL_CHARS = 80  # a label longer than this keeps its end (file names differ there), with a leading `…`
+
+
 def bars(rows: list[tuple[str, int]], color: str = COLORS["bar"], title: str = "", width: int = 640) -> str:
-    """One labelled bar per row, scaled to the largest value; the value is written at the bar's end."""
+    """One labelled bar per row, scaled to the largest value; the value is written at the bar's end. Each
+    label has the chart's whole width on a line of its own above its bar, so no label is cut off."""
     if not rows:
         return ""
-    label_w, row_h, most = 260, 22, max(v for _, v in rows) or 1
+    row_h, most = 34, max(v for _, v in rows) or 1
     height = row_h * len(rows) + 4
     out = [f'<svg class="chart" role="img" aria-label="{escape(title)}" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">', f"<title>{escape(title)}</title>"]
-    span = width - label_w - 50
+    span = width - 50
     for i, (label, value) in enumerate(rows):
         y = i * row_h + 2
         w = max(1, round(span * value / most)) if value else 0
-        shown = label if len(label) <= 40 else "…" + label[-39:]
-        out.append(f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end" font-size="12">{escape(shown)}</text>')
-        out.append(f'<rect x="{label_w}" y="{y + 3}" width="{w}" height="{row_h - 6}" fill="{color}"/>')
-        out.append(f'<text x="{label_w + w + 4}" y="{y + 15}" font-size="12">{value}</text>')
+        shown = label if len(label) <= LABEL_CHARS else "…" + label[-(LABEL_CHARS - 1):]
+        out.append(f'<text x="0" y="{y + 12}" font-size="12">{escape(shown)}</text>')
+        out.append(f'<rect x="0" y="{y + 16}" width="{w}" height="12" fill="{color}"/>')
+        out.append(f'<text x="{w + 4}" y="{y + 27}" font-size="12">{value}</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -64,6 +64,8 @@ def _finding(f: Finding, paint: _Paint, marker: str, note: tuple[str, bool], roo
     if f.replacement:
         out.append(f"{pad}= fix: {visible(f.replacement)}")
     out.append(f"{pad}= docs: {f.docs_url}")
+    if f.local:
+        out.append(f"{pad}= origin: {visible(f.origin)} (a local policy, not one of GitLab's)")
     if sentence and show:
         out.append(f"{pad}= note: {visible(sentence)}")
     return out
@@ -80,8 +82,18 @@ def summary(report: Report, tiers: dict[str, str]) -> str:
         f"for GitLab {report.target}: {counts['error']} error(s), {counts['warning']} warning(s), "
         f"{counts['info']} info; {len(report.errors)} input error(s); "
         f"{report.suppressed} suppressed, {report.baselined} baselined."
-        + (f" {', '.join(fixable)}." if fixable else "")
+        + (f" {', '.join(fixable)}." if fixable else "") + (diff_summary(report) if report.diff else "")
     )
+
+
+def diff_summary(report: Report) -> str:
+    """` Against main (merge base 1a2b3c4d5e6f): 1 new (listed), 68 already there, 2 fixed.`"""
+    d = report.diff
+    assert d is not None
+    new = len(report.new_findings())
+    base = f"{visible(d.base)} (merge base {d.commit[:12]})" if not d.note else f"{visible(d.base)} ({d.note})"
+    return (f" Against {base}: {new} new (listed), {len(report.findings) - new} already there, "
+            f"{len(d.fixed)} fixed.")
 
 
 def render(report: Report, options: RenderOptions) -> str:
@@ -93,7 +105,7 @@ def render(report: Report, options: RenderOptions) -> str:
     notes = {p.id: p.history_note() for p in options.policies if p.data.history}
     shown: set[str] = set()
     lines: list[str] = []
-    for f in report.findings:
+    for f in report.new_findings():  # with `--diff-base`, what the change adds; `summary` counts the rest
         marker = " [*]" if tiers.get(f.rule_id) == "safe" else ""
         note = (notes.get(f.rule_id, ""), f.rule_id not in shown)
         shown.add(f.rule_id)

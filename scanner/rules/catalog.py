@@ -21,7 +21,12 @@ ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 class PolicyLoadError(Exception):
-    """A policy file that cannot be used; the message names file, line and field."""
+    """A policy file that cannot be used; the message names file, line and field — one line per problem
+    (`problems`), every problem pydantic finds in the file, not only the first."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
 
 
 def _line_of(tree_lines: dict[tuple[str | int, ...], int], loc: tuple[str | int, ...]) -> int:
@@ -48,7 +53,7 @@ def _load_one(path: Path, data: bytes) -> Policy:
     except UnicodeDecodeError as exc:
         raise PolicyLoadError(f"{path}:1: cannot read policy: {exc}") from exc
     except YamlError as exc:
-        raise PolicyLoadError(f"{path}:{exc.line}: invalid YAML: {exc.message}") from exc
+        raise PolicyLoadError(f"{path}:{exc.line}: {exc.message}") from exc  # the message says `invalid YAML`
     if not doc.roots or not isinstance(doc.roots[0], dict):
         raise PolicyLoadError(f"{path}:1: a policy file must be a mapping")
     root = doc.roots[0]
@@ -58,10 +63,10 @@ def _load_one(path: Path, data: bytes) -> Policy:
     try:
         model = PolicyModel.model_validate(root)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        field = ".".join(str(p) for p in loc) or "(top)"
-        raise PolicyLoadError(f"{path}:{_line_of(doc.key_lines(0), loc)}: {field}: {err['msg']}") from None
+        lines = doc.key_lines(0)
+        raise PolicyLoadError(*(f"{path}:{_line_of(lines, tuple(err['loc']))}: "
+                                f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+                                for err in exc.errors())) from None
     try:
         matcher = build_matcher(model.match)
     except ValueError as exc:
@@ -113,6 +118,25 @@ def load_policies(dirs: Iterable[Path]) -> list[Policy]:
     loaded = sorted(policies.values(), key=lambda p: p.id)
     cache.write(key, loaded)
     return loaded
+
+
+def check_policies(dirs: Iterable[Path], known: Iterable[Policy] = ()) -> tuple[int, list[str]]:
+    """`sunset policies check`: every file below `dirs` loaded on its own, every problem of every file
+    (`file:line: field: problem`), and ids used twice (among them, or by a `known` policy). Returns
+    the number of files and the problems, in file order."""
+    problems: list[str] = []
+    seen = {p.id: p.source for p in known}
+    files = _policy_files(list(dirs))
+    for path, data in files:
+        try:
+            policy = _load_one(path, data)
+        except PolicyLoadError as exc:
+            problems += exc.problems
+            continue
+        if policy.id in seen:
+            problems.append(f"{path}:1: id: duplicate policy id {policy.id!r} (also {seen[policy.id]})")
+        seen.setdefault(policy.id, path)
+    return len(files), problems
 
 
 def _policy_files(dirs: list[Path]) -> list[tuple[Path, bytes]]:

@@ -94,8 +94,10 @@ class PolicyModel(Strict):
     removed_in: Release | None = None
     breaking: bool
     informational: bool = False
-    # The REST v5, GraphQL and release deprecation summary sunset began from, or GitLab's deprecations list.
-    origin: Literal["deprecation-summary", "gitlab"]
+    # GitLab's deprecations list (`gitlab`), or the REST v5, GraphQL and release deprecation summary sunset
+    # began from (`deprecation-summary`); anything else names a policy of your own: `local`, or your
+    # organisation's name (docs/custom-policies.md).
+    origin: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._/@-]{0,59}$")
     history: tuple[HistoryEntry, ...] = ()
     references: tuple[Reference, ...] = Field(min_length=1)
     # The document kinds it applies to; left out, every kind carrying a facet its matcher reads

@@ -1,0 +1,155 @@
+"""An instance scan as a user runs it: progress on a terminal's stderr whatever the format (and nothing
+when stderr is not a terminal), and a server that cannot be reached named in one line with the cause,
+at once — real processes, a pseudo-terminal, the GitLab stand-in and plain sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from gitlab_standin import TOKEN, StandIn
+from test_instance_scan import acme
+from urllib3.exceptions import MaxRetryError, NameResolutionError, NewConnectionError
+
+from scanner.core.results import InputError, Report
+from scanner.gitlab.retry import unreachable
+from scanner.report.jsonfmt import report_dict
+
+from conftest import ROOT
+
+
+def sunset(args: list[str], tmp: Path, tty: bool) -> tuple[int, str]:
+    """`sunset …` in its own process; what it wrote on stderr (a pseudo-terminal when `tty`)."""
+    env = {**os.environ, "SUNSET_GITLAB_TOKEN": TOKEN, "TERM": "xterm", "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "scanner.cli", *args, "--cache-dir", str(tmp / "cache")]
+    if not tty:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp, timeout=120)
+        return done.returncode, done.stderr
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=follower, env=env, cwd=tmp)
+    os.close(follower)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 120)
+        if not ready:
+            proc.kill()
+            break
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    return proc.wait(timeout=120), seen.decode()
+
+
+@pytest.mark.parametrize("fmt", ["html", "json", "text"])
+def test_an_instance_scan_shows_progress_on_a_terminal(tmp_path: Path, fmt: str) -> None:
+    inst = acme()
+    inst.latency = 0.15  # a scan long enough (over half a second) for the progress line to appear
+    with StandIn(inst) as url:
+        code, shown = sunset(["scan", "--gitlab", url, "--group", "acme", "--format", fmt, "-o",
+                              str(tmp_path / f"r.{fmt}")], tmp_path, tty=True)
+        assert code == 1
+        lines = [part for part in shown.split("\r\x1b[K") if part]
+        assert lines and all(line.startswith("scanning… ") and " projects  acme/" in line for line in lines), shown
+        counts = [int(line.split()[1]) for line in lines]
+        assert counts == sorted(counts) and counts[-1] <= len(inst.projects)
+        assert shown.endswith("\r\x1b[K")  # the line is cleared before the command ends
+        code, said = sunset(["scan", "--gitlab", url, "--group", "acme", "--format", fmt, "-o",
+                             str(tmp_path / f"again.{fmt}")], tmp_path, tty=False)
+        assert (code, said) == (1, "")  # not a terminal: nothing
+
+
+def test_a_checkout_scan_into_a_file_shows_progress_too(tmp_path: Path) -> None:
+    for i in range(400):
+        (tmp_path / f"p{i}").mkdir()
+        (tmp_path / f"p{i}" / ".gitlab-ci.yml").write_text("include:\n  - template: Terraform.gitlab-ci.yml\n"
+                                                          + "job:\n  script: [make]\n" * 1, encoding="utf-8")
+    code, shown = sunset(["scan", ".", "--format", "sarif", "-o", "out.sarif"], tmp_path, tty=True)
+    assert code == 1
+    assert "scanning… " in shown and " files  p" in shown and shown.endswith("\r\x1b[K")
+
+
+@pytest.fixture
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Silent:
+    """Accepts connections, counts them, and closes each at once: no HTTP, no TLS."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+
+@pytest.fixture
+def silent() -> Iterator[Silent]:
+    server = Silent()
+    yield server
+    server.sock.close()
+
+
+def test_an_unreachable_host_is_one_line_naming_host_and_cause(tmp_path: Path, closed_port: int,
+                                                               silent: Silent) -> None:
+    code, said = sunset(["scan", "--gitlab", f"http://127.0.0.1:{closed_port}", "--group", "acme"], tmp_path,
+                        tty=False)
+    assert (code, said) == (2, f"sunset: --gitlab: cannot reach 127.0.0.1:{closed_port}: connection refused "
+                               "(nothing listens on that port)\n")
+    code, said = sunset(["scan", "--gitlab", f"https://127.0.0.1:{silent.port}", "--group", "acme"], tmp_path,
+                        tty=False)
+    assert code == 2 and said.startswith(f"sunset: --gitlab: cannot reach 127.0.0.1:{silent.port}: the TLS "
+                                         "handshake failed (") and said.count("\n") == 1
+    assert silent.accepted == 1  # said at once: python-gitlab's retries never ran
+
+
+def test_the_comment_names_the_cause_too(tmp_path: Path, closed_port: int) -> None:
+    report = tmp_path / "r.json"
+    data = report_dict(Report(target="18.0", errors=[InputError("x", 1, "unreadable")], files_scanned=1))
+    report.write_text(json.dumps(data), encoding="utf-8")
+    env = {**os.environ, "SUNSET_GITLAB_TOKEN": TOKEN, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "scanner.cli", "comment", "--report", str(report), "--gitlab-url",
+                           f"http://127.0.0.1:{closed_port}", "--project", "1", "--mr", "2"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert (done.returncode, done.stderr) == (2, f"sunset comment: cannot reach GitLab at http://127.0.0.1:"
+                                                 f"{closed_port}: connection refused (nothing listens on that port)\n")
+
+
+def test_causes_from_the_chain_requests_raises() -> None:
+    def chained(reason: Exception) -> requests.ConnectionError:
+        return requests.ConnectionError(MaxRetryError(None, "/api/v4/groups/acme", reason))  # type: ignore[arg-type]
+
+    dns = NameResolutionError("gitlab.example", None, socket.gaierror(-2, "Name or service not known"))  # type: ignore[arg-type]
+    assert unreachable(chained(dns), 30) == "the host name does not resolve"
+    unreach = NewConnectionError(None, "Failed to establish a new connection")  # type: ignore[arg-type]
+    unreach.__context__ = OSError(101, "Network is unreachable")
+    assert unreachable(chained(unreach), 30) == "network is unreachable"
+    timeout = requests.exceptions.ConnectTimeout(MaxRetryError(None, "/", TimeoutError("timed out")))  # type: ignore[arg-type]
+    assert unreachable(timeout, 30) == "no answer within 30 s"
+    assert unreachable(requests.HTTPError("500 Server Error"), 30) is None  # it answered
