@@ -17,6 +17,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
+from scanner.core.lines import LineIndex
 from scanner.core.tree import Span, Tree
 from scanner.readers.settings.untemplate import one_notice
 from scanner.readers.yamlrepair import read_yaml
@@ -27,9 +28,7 @@ _CLOSERS = {"<%": "%>", "{{": "}}", "{%": "%}"}
 _WORD = re.compile(r"\S")
 _LINE_END = re.compile(r"[^\S\n]*(?:\n|\Z)")  # blanks to the end of the line
 _RUN = re.compile("\ue001+|\ue002+")
-# Every line break libyaml counts, so a position (line, column) maps back to an offset in the text.
-_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_BREAKS = "\r\n\x85\u2028\u2029"
+_BREAKS = "\r\n"  # kept inside a replaced expression: the line model's line ends
 MARKERS = ("<%", "{{", "{%")
 
 
@@ -98,7 +97,7 @@ def _templated(value: Any) -> bool:
 class _Restorer:
     def __init__(self, tree: Tree, text: str, replaced: list[tuple[int, str]]) -> None:
         self.tree = tree
-        self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+        self.starts = LineIndex(text).starts
         self.offsets = [off for off, _ in replaced]
         self.replaced = replaced
         self.seen: set[int] = set()
