@@ -228,23 +228,26 @@ def figures(result: Result, rows: list[Row], kinds: dict[str, str]) -> list[tupl
     return lines
 
 
-def load_causes(path: Path) -> dict[tuple[str, str], str]:
-    """(case, policy) -> why it is missed today, from the regression cases (`-`: a policy-less row)."""
+def load_causes(path: Path) -> dict[tuple[str, str, int], str]:
+    """(case, policy, row) -> why it is missed today, from the regression cases (policy `-`: a
+    policy-less row; row 0: every row of that case and policy without a `row:` of its own)."""
     from ruamel.yaml import YAML
 
-    causes: dict[tuple[str, str], str] = {}
+    causes: dict[tuple[str, str, int], str] = {}
     for name, spec in YAML(typ="safe").load(path.read_text(encoding="utf-8")).items():
         for item in spec.get("missed", []):
-            causes.setdefault((name, item["policy"] or "-"), item["why"])
+            causes.setdefault((name, item["policy"] or "-", int(item.get("row", 0))), item["why"])
     return causes
 
 
-def cause_table(result: Result, rows: list[Row], causes: dict[tuple[str, str], str]) -> list[str]:
+def cause_table(result: Result, rows: list[Row], causes: dict[tuple[str, str, int], str]) -> list[str]:
     """Missed rows grouped by the cause their case names (the words before its first colon)."""
     groups: dict[str, list[Row]] = defaultdict(list)
     for i, row in enumerate(rows):
         if i not in result.found:
-            why = causes.get((row.case, row.policy), "no case says why")
+            why = causes.get((row.case, row.policy, row.first)) or causes.get(
+                (row.case, row.policy, 0), "no case says why"
+            )
             groups[why.split(":")[0].split(";")[0]].append(row)
     out = ["| cause | rows | example |", "|---|---:|---|"]
     for cause, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -255,7 +258,11 @@ def cause_table(result: Result, rows: list[Row], causes: dict[tuple[str, str], s
 
 
 def render(
-    results: list[Result], rows: list[Row], sources: list[Source], causes: dict[tuple[str, str], str], markdown: bool
+    results: list[Result],
+    rows: list[Row],
+    sources: list[Source],
+    causes: dict[tuple[str, str, int], str],
+    markdown: bool,
 ) -> str:
     kinds = {s.file: s.kind for s in sources}
     out: list[str] = []

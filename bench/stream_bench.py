@@ -1,27 +1,31 @@
-"""Benchmark `sunset stream`: the offline replay, and the worker against the raw consume rate.
+"""Benchmark `sunset stream` against its floors, in one run, on one input, results checked first.
 
 Run by hand (never part of the test suite):
 
-    .venv/bin/python bench/stream_bench.py                 # embedded Tansu broker, 200k events
-    .venv/bin/python bench/stream_bench.py --events 500000 --broker kafka://host:9092
+    .venv/bin/python bench/stream_bench.py                       # embedded Tansu broker, 200k events
+    .venv/bin/python bench/stream_bench.py --events 1000000 --worker-partitions 8 --scale ""   # memory at 1M
 
-One run generates a deterministic synthetic stream (`stream_events.py`) and measures, on the
-same events and in the same run:
+One run generates a deterministic synthetic stream (`stream_events.py`) and measures, on the same
+events:
 
-* replay     — `replay_file` in-process over the JSONL file (best of --repeat); with --memory,
-               the peak RSS of a replay at 1x and 4x the events;
-* raw        — aiokafka consuming the input topic from the beginning, no processing: the floor;
-* worker     — a `sunset stream worker` process (dev profile on Tansu) consuming the same topic
-               (published keyed by entity_path, as the receiver does) with state, until its
-               tallies and its findings topic equal the replay document's — no speed is printed
-               otherwise: events/s from its first progress to that point (which includes the 2 s
-               the dev profile waits before it calls the drained input idle and releases the
-               last events), and from process start (start-up, group join, recovery); the
-               worker's CPU time meanwhile and its changelog records per event.
+* floor and replay — `bench/stream_floor.py` (a hand-written loop with the replay's semantics) and
+  `replay_file`, alternating, CPU time (best of --repeat); both documents must be equal, and equal
+  between runs, before any speed is printed. The target: replay >= 0.85 of the floor's events/s.
+* replay A/B — with `--replay-from CHECKOUT`, the replay of another checkout in a subprocess,
+  alternating with this one's (the same input, CPU time).
+* raw — aiokafka consuming the input topic, no processing.
+* worker — a `sunset stream worker` process (dev profile on Tansu) on 1 and on 8 input partitions
+  (`--worker-partitions`), published keyed by entity_path as the receiver does, until its tallies
+  and findings topic equal the replay document's: events/s of wall clock (from its first progress;
+  includes the 2 s the dev profile waits before calling the drained input idle), events per
+  second of the worker's CPU time, and both as a ratio to the replay's events per CPU second (the
+  targets: >= 0.5 on 1 partition, >= 0.4 on 8); its peak RSS (VmHWM) and changelog records per event.
+* scale-out — N workers of one app on M input and stage partitions (`--scale 1x4,2x4`): events/s of
+  the slowest worker's wall clock, per worker, CPU time per worker, and the N-worker / 1-worker
+  ratio (on a 2-vCPU machine the workers share the CPUs with the broker: the CPU times show it).
 
-`--worker-from CHECKOUT` runs the worker of another checkout (an A/B run against a baseline,
-with the same input, broker and harness); `--py-spy OUT` samples the worker with py-spy (when it is
-installed: `pip install py-spy`) into raw stacks, one line per stack with its count.
+`--worker-from CHECKOUT` runs the worker of another checkout (an A/B against a baseline); `--py-spy
+OUT` samples the first worker with py-spy (`pip install py-spy`) into raw stacks.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from stream_events import generate
+from stream_floor import floor_replay
 
 from streams.dev import EmbeddedBroker, free_port
 from streams.kafka import message_key, read_findings
@@ -53,10 +58,12 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=6)
-    parser.add_argument("--repeat", type=int, default=3, help="replay runs; the best is kept")
-    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3, help="floor and replay runs, alternating; the best is kept")
+    parser.add_argument("--worker-partitions", default="1,8", help="input partitions of the single-worker runs")
+    parser.add_argument("--scale", default="1x4,2x4", help="scale-out runs: WORKERSxPARTITIONS, comma-separated")
+    parser.add_argument("--replay-from", type=Path, metavar="CHECKOUT", help="A/B: the replay of another checkout")
     parser.add_argument("--broker", help="kafka://host:port of a running broker (default: start Tansu)")
-    parser.add_argument("--no-worker", action="store_true", help="replay only")
+    parser.add_argument("--no-worker", action="store_true", help="floor and replay only")
     parser.add_argument("--memory", action="store_true", help="peak RSS of the replay at 1x and 4x the events")
     parser.add_argument("--worker-from", type=Path, default=REPO, metavar="CHECKOUT",
                         help="run the worker of another checkout of sunset (an A/B run against a baseline)")
@@ -76,17 +83,57 @@ def write_events(path: Path, n: int, seed: int) -> int:
 
 
 def bench_replay(path: Path, repeat: int, lateness: float) -> tuple[float, dict[str, Any]]:
-    """The best time of `repeat` replays, and the document (the same every time, or no speed)."""
+    """The best CPU time of `repeat` replays, and the document (the same every time, or no speed)."""
     best, first = float("inf"), None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         doc = replay_file(path, DetectorSettings(allowed_lateness=lateness))
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
         if first is not None and doc != first:
             raise SystemExit("replay: two runs gave different documents; no speed printed")
         first = doc
     assert first is not None
     return best, first
+
+
+def floor_and_replay(path: Path, repeat: int, lateness: float) -> tuple[float, float, dict[str, Any]]:
+    """Best CPU seconds of the floor and of the replay, alternating; the replay's document, which the
+    floor's must equal (no speed is printed otherwise)."""
+    best_floor, best_replay, doc = float("inf"), float("inf"), None
+    for _ in range(repeat):
+        start = time.process_time()
+        floor = floor_replay(path, DetectorSettings(allowed_lateness=lateness))
+        best_floor = min(best_floor, time.process_time() - start)
+        seconds, replay = bench_replay(path, 1, lateness)
+        best_replay = min(best_replay, seconds)
+        if floor != replay or (doc is not None and replay != doc):
+            raise SystemExit("the floor's document is not the replay's; no speed printed")
+        doc = replay
+    assert doc is not None
+    return best_floor, best_replay, doc
+
+
+AB_CODE = """
+import json, sys, time
+from pathlib import Path
+from streams.replay import replay_file
+from streams.settings import DetectorSettings
+start = time.process_time()
+doc = replay_file(Path(sys.argv[1]), DetectorSettings(allowed_lateness=float(sys.argv[2])))
+print(json.dumps({"cpu": time.process_time() - start, "stats": doc["stats"]}))
+"""
+
+
+def replay_ab(path: Path, checkout: Path, repeat: int, lateness: float) -> tuple[float, float]:
+    """Best CPU seconds of another checkout's replay (A) and of this one's (B), each in a fresh
+    process, alternating on the same input."""
+    best = {"A": float("inf"), "B": float("inf")}
+    for _ in range(repeat):
+        for name, where in (("A", checkout), ("B", REPO)):
+            done = subprocess.run([sys.executable, "-c", AB_CODE, str(path), str(lateness)], capture_output=True,
+                                  text=True, check=True, cwd=where, env={**os.environ, "PYTHONPATH": str(where)})
+            best[name] = min(best[name], json.loads(done.stdout)["cpu"])
+    return best["A"], best["B"]
 
 
 def replay_memory(path: Path) -> tuple[float, dict[str, int]]:
@@ -164,64 +211,90 @@ def findings_on_topic(broker: str, topic: str) -> dict[str, Any]:
     return {finding["id"]: finding for finding in map(json.loads, lines)}
 
 
-def done(m: dict[str, float], n: int, port: int, broker: str, prefix: str, doc: dict[str, Any]) -> bool:
-    """Every input message read, and the worker's tallies and findings equal to the replay's."""
-    if m.get('sunset_stream_messages_total{stage="route"}', 0) < n:
+def peak_rss_mb(pid: int) -> float:
+    """A process's peak resident memory so far (Linux VmHWM), in MB; 0 elsewhere."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def settled(ports: list[int], n: int, broker: str, prefix: str, doc: dict[str, Any]) -> bool:
+    """Every input message routed, and the workers' tallies (together) and the findings topic equal
+    to the replay's."""
+    routed = sum(metrics(port).get('sunset_stream_messages_total{stage="route"}', 0) for port in ports)
+    if routed < n:
         return False
-    if get_json(f"http://127.0.0.1:{port}/tallies") != doc["downloads"]:
+    tallies: dict[str, Any] = {}
+    for port in ports:
+        tallies.update(get_json(f"http://127.0.0.1:{port}/tallies"))
+    if tallies != doc["downloads"]:
         return False
     return findings_on_topic(broker, f"{prefix}-findings") == {f["id"]: f for f in doc["findings"]}
 
 
-def bench_worker(broker: str, topic: str, n: int, partitions: int, data_dir: Path, doc: dict[str, Any],
-                 lateness: float, checkout: Path = REPO, py_spy: Path | None = None,
-                 bound: float = 900.0) -> dict[str, float]:
-    """The worker (of `checkout`) until its results equal the replay document's (RuntimeError
-    after `bound` s); with `py_spy`, sampled by py-spy meanwhile."""
-    port, app_id = free_port(), f"bench-{os.getpid()}"
+def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int, data_dir: Path,
+                  doc: dict[str, Any], lateness: float, checkout: Path = REPO, py_spy: Path | None = None,
+                  bound: float = 1800.0) -> dict[str, Any]:
+    """`workers` processes of one app (of `checkout`) on `partitions` stage partitions, until their
+    results equal the replay document's (RuntimeError after `bound` s); per worker its CPU seconds
+    and peak RSS from its first progress to then."""
+    app_id = f"bench-{os.getpid()}-{workers}x{partitions}-{time.monotonic_ns() % 100_000}"
     env = {**os.environ, "SUNSET_BROKER": broker, "SUNSET_INPUT_TOPIC": topic, "SUNSET_APP_ID": app_id,
            "SUNSET_PARTITIONS": str(partitions), "SUNSET_FINDINGS_TOPIC": f"{app_id}-findings",
            "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead", "SUNSET_ALLOWED_LATENESS": str(lateness),
            "PYTHONPATH": str(checkout)}
-    command = [sys.executable, "-m", "scanner.cli", "stream", "worker", "--profile", "dev",
-               "--web-port", str(port), "--data-dir", str(data_dir)]
+    ports = [free_port() for _ in range(workers)]
     launched = time.perf_counter()
-    worker = subprocess.Popen(command, env=env, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs = [subprocess.Popen([sys.executable, "-m", "scanner.cli", "stream", "worker", "--profile", "dev",
+                               "--web-port", str(port), "--data-dir", str(data_dir / f"w{i}")],
+                              env=env, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for i, port in enumerate(ports)]
     spy = None
     if py_spy is not None:
-        spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker.pid),
+        spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(procs[0].pid),
                                 "--rate", "200", "--nonblocking", "--format", "raw", "--output", str(py_spy)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    first, first_cpu = None, 0.0
+    first: float | None = None
+    first_cpu: list[float] = []
     try:
         while True:
-            if worker.poll() is not None:
-                raise RuntimeError(f"worker exited with {worker.returncode}")
+            for proc in procs:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"a worker exited with {proc.returncode}")
             try:
-                m = metrics(port)
+                routed = sum(metrics(port).get('sunset_stream_messages_total{stage="route"}', 0) for port in ports)
             except OSError:
                 time.sleep(0.05)
                 continue
-            if first is None and m.get('sunset_stream_messages_total{stage="route"}', 0) > 0:
-                first, first_cpu = time.perf_counter(), cpu_seconds(worker.pid)
-            if done(m, n, port, broker, app_id, doc):
-                end, end_cpu = time.perf_counter(), cpu_seconds(worker.pid)
+            if first is None and routed > 0:
+                first, first_cpu = time.perf_counter(), [cpu_seconds(proc.pid) for proc in procs]
+            if first is not None and settled(ports, n, broker, app_id, doc):
+                end = time.perf_counter()
+                cpu = [cpu_seconds(proc.pid) - c for proc, c in zip(procs, first_cpu, strict=True)]
+                rss = [peak_rss_mb(proc.pid) for proc in procs]
+                m = [metrics(port) for port in ports]
                 break
             if time.perf_counter() - launched > bound:
-                raise RuntimeError(f"the worker's results did not equal the replay's within {bound:g} s")
-            time.sleep(0.2)
+                raise RuntimeError(f"the workers' results did not equal the replay's within {bound:g} s")
+            time.sleep(0.5)
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
         if spy is not None:
             spy.wait(timeout=60)  # it writes its file once the worker is gone
     assert first is not None
-    return {"processing_s": end - first, "wall_s": end - launched, "cpu_s": end_cpu - first_cpu,
-            "changelog_writes": sum(v for k, v in m.items() if k.startswith("sunset_stream_changelog_writes_total")),
-            "findings": sum(v for k, v in m.items() if k.startswith("sunset_stream_findings_total"))}
+    return {"processing_s": end - first, "wall_s": end - launched, "cpu_s": cpu, "rss_mb": rss,
+            "changelog_writes": sum(v for x in m for k, v in x.items()
+                                    if k.startswith("sunset_stream_changelog_writes_total"))}
 
 
-def main() -> int:
+def main() -> int:  # noqa: PLR0915 - one run, printed in order
     args = parse_args()
     print(f"# sunset stream bench — {platform.python_version()}, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.2f}, {args.events} events, seed {args.seed}, worker from {args.worker_from}")
@@ -229,39 +302,65 @@ def main() -> int:
         path = Path(tmp) / "events.jsonl"
         size = write_events(path, args.events, args.seed)
         print(f"input: {size / 1e6:.1f} MB, {size / args.events:.0f} bytes/event")
-        seconds, doc = bench_replay(path, args.repeat, args.lateness)
-        print(f"replay: {args.events / seconds:,.0f} events/s ({seconds:.2f} s, best of {args.repeat}); "
-              f"stats {doc['stats']}")
+        floor_s, replay_s, doc = floor_and_replay(path, args.repeat, args.lateness)
+        replay_rate = args.events / replay_s
+        print(f"floor and replay: documents equal; floor {args.events / floor_s:,.0f} events/s of CPU "
+              f"({floor_s:.2f} s), replay {replay_rate:,.0f} events/s of CPU ({replay_s:.2f} s), best of "
+              f"{args.repeat}; replay / floor {floor_s / replay_s:.3f} (target >= 0.85); stats {doc['stats']}")
+        if args.replay_from:
+            a, b = replay_ab(path, args.replay_from.resolve(), args.repeat, args.lateness)
+            print(f"replay A/B (CPU s, best of {args.repeat}): A {args.replay_from} {a:.2f}, B this checkout {b:.2f}; "
+                  f"B / A {b / a:.3f}")
         if args.memory:
             for factor in (1, 4):
                 bigger = Path(tmp) / f"events-x{factor}.jsonl"
                 write_events(bigger, args.events * factor, args.seed)
                 peak, stats = replay_memory(bigger)
                 print(f"replay memory, {args.events * factor} events: peak RSS {peak:.0f} MB; users tracked "
-                      f"{stats['users']}, expired {stats['users_expired']}, projects {stats['projects']}, "
-                      f"findings {stats['findings']}")
+                      f"{stats['users']}, expired {stats['users_expired']}, projects {stats['projects']}")
                 bigger.unlink()
         if args.no_worker:
             return 0
         lines = path.read_bytes().splitlines()
         with EmbeddedBroker(log_path=Path(tmp) / "tansu.log") if not args.broker else _External(args.broker) as b:
-            settings = load_settings("dev", broker=b.url)
-            topic = f"bench-input-{os.getpid()}"
-            produced = asyncio.run(produce(settings.kafka_bootstrap(), topic, lines, args.partitions))
-            print(f"produce (setup): {args.events / produced:,.0f} msg/s")
-            raw = asyncio.run(raw_consume(settings.kafka_bootstrap(), topic, args.events))
-            print(f"raw aiokafka consume: {args.events / raw:,.0f} msg/s ({raw:.2f} s)")
-            w = bench_worker(b.url, topic, args.events, args.partitions, Path(tmp) / "worker", doc, args.lateness,
-                             args.worker_from.resolve(), args.py_spy)
-            print("worker results: tallies and findings equal the replay's")
-            print(f"worker end to end: {args.events / w['processing_s']:,.0f} events/s "
-                  f"({w['processing_s']:.2f} s processing; {w['wall_s']:.2f} s from process start; "
-                  f"{w['changelog_writes']:.0f} changelog writes, {w['findings']:.0f} finding records)")
-            share = w["cpu_s"] / w["processing_s"]
-            print(f"worker CPU while processing: {w['cpu_s']:.2f} s ({share:.0%} of one core); "
-                  f"{w['changelog_writes'] / args.events:.2f} changelog records per event")
-            print(f"worker / raw: {raw / w['processing_s']:.3f}")
+            run_workers(args, b.url, lines, doc, replay_rate, Path(tmp))
     return 0
+
+
+def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], doc: dict[str, Any], replay_rate: float,
+                tmp: Path) -> None:
+    settings = load_settings("dev", broker=broker)
+    n, spy = len(lines), args.py_spy
+    topics: dict[int, str] = {}
+    runs = [(1, int(p)) for p in args.worker_partitions.split(",") if p]
+    runs += [(int(w), int(p)) for w, p in (s.split("x") for s in args.scale.split(",") if s)]
+    for _, partitions in runs:
+        if partitions not in topics:
+            topics[partitions] = f"bench-input-{os.getpid()}-{partitions}"
+            produced = asyncio.run(produce(settings.kafka_bootstrap(), topics[partitions], lines, partitions))
+            print(f"produce (setup), {partitions} partitions: {n / produced:,.0f} msg/s")
+    raw = asyncio.run(raw_consume(settings.kafka_bootstrap(), topics[runs[0][1]], n))
+    print(f"raw aiokafka consume: {n / raw:,.0f} msg/s ({raw:.2f} s)")
+    single: dict[int, float] = {}
+    for workers, partitions in runs:
+        w = bench_workers(broker, topics[partitions], n, workers, partitions, tmp / f"w-{workers}x{partitions}", doc,
+                          args.lateness, args.worker_from.resolve(), spy)
+        spy = None  # the first run only
+        wall = n / w["processing_s"]
+        cpu = sum(w["cpu_s"])
+        label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions"
+        print(f"{label}: results equal the replay's; {wall:,.0f} events/s ({w['processing_s']:.2f} s processing, "
+              f"{w['wall_s']:.2f} s from start); CPU {' + '.join(f'{c:.2f}' for c in w['cpu_s'])} s = "
+              f"{n / cpu:,.0f} events per CPU second; peak RSS {' / '.join(f'{r:.0f}' for r in w['rss_mb'])} MB; "
+              f"{w['changelog_writes'] / n:.2f} changelog records per event")
+        if workers == 1:
+            single[partitions] = wall
+            print(f"  worker / replay: {n / cpu / replay_rate:.3f} by CPU time (target >= "
+                  f"{0.5 if partitions == 1 else 0.4}), worker / raw consume {raw / w['processing_s']:.3f}")
+        else:
+            base = single.get(partitions)
+            ratio = f"{wall / base:.2f}" if base else "n/a (no 1-worker run on as many partitions)"
+            print(f"  per worker {wall / workers:,.0f} events/s; {workers} workers / 1 worker: {ratio}")
 
 
 class _External:

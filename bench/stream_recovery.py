@@ -87,6 +87,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--lateness", type=float, default=150.0)
+    parser.add_argument("--stores", default="memory://,rocksdb://", help="the stores to time, comma-separated")
+    parser.add_argument("--py-spy", type=Path, metavar="OUT", help="sample each restarted worker with py-spy")
     args = parser.parse_args()
     print(f"# sunset stream recovery bench — {platform.python_version()}, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.2f}, {args.events} events, {args.partitions} partitions")
@@ -99,7 +101,7 @@ def main() -> int:
             bootstrap = load_settings("dev", broker=b.url).kafka_bootstrap()
             topic = f"recovery-input-{os.getpid()}"
             asyncio.run(produce(bootstrap, topic, path.read_bytes().splitlines(), args.partitions))
-            for store in ("memory://", "rocksdb://"):
+            for store in args.stores.split(","):
                 app_id = f"recovery-{store[:-3]}-{os.getpid()}"
                 data_dir, port = Path(tmp) / app_id, free_port()
 
@@ -116,6 +118,10 @@ def main() -> int:
                     worker.wait()
                 records = changelog_records(bootstrap, app_id, args.partitions)
                 worker = start(b.url, topic, app_id, store, args.partitions, data_dir, port, args.lateness)
+                spy = None if args.py_spy is None else subprocess.Popen(
+                    [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker.pid), "--rate", "100",
+                     "--nonblocking", "--format", "raw", "--output", f"{args.py_spy}.{store[:-3]}"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 try:
                     to_ready = poll(worker, "/ready", lambda port=port: ready(port))
                     to_equal = to_ready + poll(worker, "tallies equal again",
@@ -124,6 +130,8 @@ def main() -> int:
                 finally:
                     worker.terminate()
                     worker.wait(timeout=30)
+                    if spy is not None:
+                        spy.wait(timeout=60)
                 print(f"{store:11} first run {first:6.1f} s; changelog {records} records; after SIGKILL: "
                       f"/ready in {to_ready:.1f} s, tallies equal in {to_equal:.1f} s")
     return 0

@@ -12,6 +12,9 @@ PUBLIC_DOWNLOAD = "public_repository_download_operation"
 DOWNLOAD_TYPES = (DOWNLOAD, PUBLIC_DOWNLOAD)
 GIT_OPERATION = "repository_git_operation"
 JOB_TOKEN_AUTH = "user_authenticated_using_job_token"
+# `Audit::ProjectChangesAuditor`: details `{change: "visibility_level", from: "Private", to: "Public"}`,
+# message "Changed visibility_level from Private to Public" (`Gitlab::VisibilityLevel.level_name`).
+VISIBILITY = "project_visibility_level_updated"
 ALLOWLIST_TYPES = frozenset({
     "secure_ci_job_token_project_added", "secure_ci_job_token_project_removed",
     "secure_ci_job_token_group_added", "secure_ci_job_token_group_removed",

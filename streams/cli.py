@@ -14,9 +14,10 @@ PROFILES = ("production", "dev")
 
 
 def _detector_options(parser: argparse.ArgumentParser) -> None:
+    """Flags for `streams.settings.DetectorSettings` fields; each flag's destination is its field's name."""
     parser.add_argument("--mass-download-projects", type=int, metavar="N", help="alert above N distinct projects")
     parser.add_argument("--mass-download-window", type=float, metavar="SECONDS", help="… within this window")
-    parser.add_argument("--mass-download-allow", action="append", metavar="USER",
+    parser.add_argument("--mass-download-allow", action="append", metavar="USER", dest="mass_download_allowlist",
                         help="user id or name never alerted (repeatable)")
     parser.add_argument("--correlation-window", type=float, metavar="SECONDS",
                         help="job-token login to access, at most (default 5)")
@@ -39,8 +40,9 @@ def register(sub: Any) -> None:
 
     replay = actions.add_parser("replay", help="run the detectors offline over a JSONL file")
     replay.add_argument("file", help="one audit event, or a JSON array of them, per line (`-`: standard input)")
-    replay.add_argument("--format", choices=("json", "text"), default="json",
-                        help="json: the document (the contract); text: a summary to read")
+    replay.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (the default, as for `sunset scan`): a summary to read; json: the document, "
+                             "the contract for scripts")
     replay.add_argument("--allowlist-snapshot", metavar="FILE", help="job-token allowlists from the REST API")
     replay.add_argument("--output", "-o", help="write the document to FILE instead of stdout")
     _detector_options(replay)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
+import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,13 @@ class StreamUsageError(Exception):
     """Bad input the user must fix (exit 2)."""
 
 
+class BrokerError(Exception):
+    """The broker could not be reached or refused what a command asked (exit 2, one line)."""
+
+
 def _detector_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "mass_download_projects": getattr(args, "mass_download_projects", None),
-        "mass_download_window": getattr(args, "mass_download_window", None),
-        "mass_download_allowlist": getattr(args, "mass_download_allow", None),
-        "correlation_window": getattr(args, "correlation_window", None),
-        "allowed_lateness": getattr(args, "allowed_lateness", None),
-    }
+    """The detector settings given on the command line: a flag's destination is its field's name."""
+    return {name: getattr(args, name, None) for name in DetectorSettings.model_fields}
 
 
 def settings_from(args: argparse.Namespace, **extra: Any) -> StreamSettings:
@@ -39,7 +39,7 @@ def settings_from(args: argparse.Namespace, **extra: Any) -> StreamSettings:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from streams.events import load_snapshot
-    from streams.replay import replay_file, replay_lines, write_json, write_text
+    from streams.replay import bounded_lines, replay_file, replay_lines, write_json, write_text
 
     overrides = {k: v for k, v in _detector_overrides(args).items() if v is not None}
     limits = DetectorSettings(**overrides)
@@ -47,7 +47,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.file != "-" and not path.is_file():
         raise StreamUsageError(f"{path}: no such file")
     seed = load_snapshot(Path(args.allowlist_snapshot)) if args.allowlist_snapshot else []
-    doc = replay_lines(sys.stdin.buffer, limits, seed) if args.file == "-" else replay_file(path, limits, seed)
+    if args.file == "-":
+        doc = replay_lines(bounded_lines(sys.stdin.buffer), limits, seed)
+    else:
+        doc = replay_file(path, limits, seed)
     write = write_json if args.format == "json" else write_text
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
@@ -83,8 +86,10 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
     if not args.file and not args.allowlist_snapshot:
         raise StreamUsageError("nothing to publish: give FILE and/or --allowlist-snapshot FILE")
-    sent = publish_files(settings_from(args), Path(args.file) if args.file else None,
-                         Path(args.allowlist_snapshot) if args.allowlist_snapshot else None)
+    settings = settings_from(args)
+    events = Path(args.file) if args.file else None
+    snapshot = Path(args.allowlist_snapshot) if args.allowlist_snapshot else None
+    sent = _with_broker(settings, lambda: publish_files(settings, events, snapshot))
     sys.stdout.write(f"published {sent} messages\n")
     return EXIT_OK
 
@@ -96,9 +101,21 @@ def _cmd_findings(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(line)
         sys.stdout.buffer.flush()
 
-    with contextlib.suppress(KeyboardInterrupt):  # how --follow ends
-        run_findings(settings_from(args), write, args.follow)
+    settings = settings_from(args)
+    _with_broker(settings, lambda: run_findings(settings, write, args.follow))  # SIGINT or SIGTERM ends --follow
     return EXIT_OK
+
+
+def _with_broker(settings: StreamSettings, call: Callable[[], int]) -> int:
+    """`call()`, with a Kafka client's failure said in one line (`BrokerError`); the clients' own
+    log lines about it (one per connection attempt) are not shown."""
+    from aiokafka.errors import KafkaError
+
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    try:
+        return call()
+    except KafkaError as exc:
+        raise BrokerError(f"cannot reach the broker at {settings.broker} ({exc})") from None
 
 
 def _cmd_dev(args: argparse.Namespace) -> int:
@@ -118,6 +135,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return COMMANDS[args.stream_command](args)
+    except BrokenPipeError:  # `sunset stream replay | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return EXIT_OK
+    except BrokerError as exc:
+        sys.stderr.write(f"sunset stream {args.stream_command}: {exc}\n")
+        return EXIT_USAGE
     except ModuleNotFoundError as exc:
         extra = EXTRAS.get(exc.name or "", "stream")
         sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: "

@@ -25,7 +25,7 @@ the worker's input topic.
 
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from streams.audit import (
     JOB_TOKEN_AUTH,
     OWN_TYPES,
     SNAPSHOT,
+    VISIBILITY,
     parse_time,
 )
 from streams.detectors.registry import REGISTRY
@@ -51,26 +52,72 @@ PROJECT_STAGE_TYPES = REGISTRY.project_types
 _DETECTOR_TYPES = REGISTRY.read_types
 _CHECKS = REGISTRY.checks
 _STRINGS = ("author_name", "ip_address", "entity_type", "entity_path")
+_DETAILED = ALLOWLIST_TYPES | {GIT_OPERATION, VISIBILITY}  # types whose target and custom_message are read
 # What travels between the worker's stages (the rest of GitLab's body is not needed).
 COMPACT_FIELDS = ("event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_type",
                   "entity_path", "entity_id", "target_id", "target_details", "message", "action",
-                  "download", "pkey", "akey")
+                  "download", "pkey", "akey", "visibility")
+
+
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: some tools start a file with it; JSON does not allow it
+MAX_PAYLOAD_BYTES = 25 * 1024 * 1024 + 64 * 1024  # a line or message may hold a streamed body (25 MiB)
+MAX_VALUES = 250_000  # JSON values in one payload, counted before parsing: its memory stays bounded
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+_LARGE = 64 * 1024  # payloads shorter than this hold too few values to count them
+
+
+def values_bound(payload: bytes) -> int:
+    """An upper bound of the JSON values in `payload`: each value but the first of its container is
+    preceded by a comma, each container opens with a bracket (keys count once more). C-speed counts
+    over the bytes: a payload is refused before a parser builds millions of objects."""
+    return 2 * (payload.count(b",") + payload.count(b"{") + payload.count(b"[") + 1)
 
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
-    """An input that cannot be processed, and why; it goes to the dead letters."""
+    """An input that cannot be processed, and why; it goes to the dead letters. `element`: its
+    index in an array of events (None: the whole payload, or its only event)."""
 
     reason: str
+    element: int | None = None
 
 
-def parse_payload(raw: bytes | str) -> list[Any] | Rejected:
-    """One JSON object or an array of them; each element is validated later, on its own."""
+Read = dict[str, Any] | list["dict[str, Any] | Rejected"]
+
+
+def read(payload: bytes) -> Read:
+    """The one parser of the input, for the replay (a line) and the worker (a message): one JSON
+    event or an array of them, each normalized. The common case — one well-formed event — comes
+    back as the event itself; anything else as a list with one item per element (an event or a
+    `Rejected` with its `element` index; one item for a payload that is not JSON at all)."""
+    if len(payload) > _LARGE and (len(payload) > MAX_PAYLOAD_BYTES or values_bound(payload) > MAX_VALUES):
+        return [Rejected(too_large(len(payload)))]
     try:
-        doc = orjson.loads(raw)
+        raw = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
-        return Rejected(f"invalid JSON: {exc}")
-    return doc if type(doc) is list else [doc]
+        if payload.startswith(BOM):
+            return read(payload[len(BOM):])
+        return [Rejected(f"invalid JSON: {exc}")]
+    if type(raw) is dict:
+        try:
+            event = normalize(raw)
+        except Exception as exc:  # noqa: BLE001 - a bug in normalize: this event's dead letter, not a crash
+            return [Rejected(internal_error(exc))]
+        return event if type(event) is dict else [event]
+    if type(raw) is not list:
+        return [Rejected("not a JSON object")]
+    many = len(raw) > 1
+    out: list[dict[str, Any] | Rejected] = []
+    for index, item in enumerate(raw):
+        event = normalize_safely(item)
+        out.append(Rejected(event.reason, index) if isinstance(event, Rejected) and many else event)
+    return out
+
+
+def too_large(size: int) -> str:
+    """The dead-letter reason for a payload over `MAX_PAYLOAD_BYTES` bytes or `MAX_VALUES` values."""
+    return (f"too large: {size} bytes; at most {MAX_PAYLOAD_BYTES} bytes and {MAX_VALUES} JSON values "
+            "in one line or message (put one event, or one page of events, per line)")
 
 
 def internal_error(exc: BaseException) -> str:
@@ -124,7 +171,7 @@ def normalize(raw: Any) -> dict[str, Any] | Rejected:
         raw["download"], raw["pkey"] = False, None
         raw["akey"] = str(author) if author > 0 and entity == "Project" and ts is not None else None
         return raw
-    if kind in ALLOWLIST_TYPES or kind == GIT_OPERATION:
+    if kind in _DETAILED:
         details = raw.get("details")
         _add_target(raw, details if type(details) is dict else {})
         if kind == GIT_OPERATION and ts is not None:  # a third of all events: `_route` in short
@@ -170,7 +217,7 @@ def _normalize_any(raw: Any) -> dict[str, Any] | Rejected:
     if type(get("entity_id")) is not int:
         raw["entity_id"] = _int(get("entity_id"))
     raw["ts"] = parse_time(get("created_at"))
-    if event_type in ALLOWLIST_TYPES or event_type == GIT_OPERATION:
+    if event_type in _DETAILED:
         _add_target(raw, details)
     problem = _problem(raw)
     return Rejected(problem) if problem else _route(raw)
@@ -184,6 +231,20 @@ def _add_target(event: dict[str, Any], details: dict[str, Any]) -> None:
     message = details.get("custom_message")
     event["action"] = _text(message.get("action")) if isinstance(message, dict) else None
     event["message"] = None if isinstance(message, dict) else _text(message)
+    if event["event_type"] == VISIBILITY:
+        event["visibility"] = _visibility(details.get("to"), event["message"])
+
+
+_LEVELS = {"public": "public", "internal": "internal", "private": "private"}
+_CHANGED = re.compile(r"^Changed visibility_level from \S+ to (\S+)$")
+
+
+def _visibility(to: Any, message: str | None) -> str | None:
+    """The new level of a `project_visibility_level_updated`: `details.to`, or the message's last word."""
+    if not isinstance(to, str):
+        match = _CHANGED.match(message or "")
+        to = match.group(1) if match else None
+    return _LEVELS.get(to.lower()) if isinstance(to, str) else None
 
 
 def _problem(event: dict[str, Any]) -> str | None:
@@ -236,8 +297,11 @@ def _normalize_own(raw: dict[str, Any], event_type: str) -> dict[str, Any] | Rej
     allowlist, groups = raw.get("allowlist"), raw.get("groups_allowlist", [])
     if project is None or ts is None or not isinstance(allowlist, list) or not isinstance(groups, list):
         return Rejected("allowlist snapshot needs project, taken_at, allowlist[] (groups_allowlist[])")
+    visibility = raw.get("visibility")
     return {"event_type": SNAPSHOT, "id": None, "ts": ts, "entity_path": project, "allowlist": allowlist,
-            "groups_allowlist": groups, "inbound_enabled": raw.get("inbound_enabled"), "pkey": project, "akey": None}
+            "groups_allowlist": groups, "inbound_enabled": raw.get("inbound_enabled"),
+            "visibility": _LEVELS.get(visibility) if isinstance(visibility, str) else None,
+            "pkey": project, "akey": None}
 
 
 def compact(event: dict[str, Any]) -> dict[str, Any]:
@@ -257,10 +321,17 @@ class SnapshotError(ValueError):
 
 
 def load_snapshot(path: Path) -> list[dict[str, Any]]:
-    """The snapshot file as records, one per project, in file order."""
+    """The snapshot file as records, one per project, in file order. It must be a regular file of
+    at most `MAX_SNAPSHOT_BYTES` (a device or a FIFO would be read without end)."""
     try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
+        if not path.is_file():
+            raise SnapshotError(f"{path}: not a regular file")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
+        if len(data) > MAX_SNAPSHOT_BYTES:
+            raise SnapshotError(f"{path}: larger than {MAX_SNAPSHOT_BYTES} bytes")
+        doc = orjson.loads(data)
+    except (OSError, orjson.JSONDecodeError) as exc:
         raise SnapshotError(f"{path}: {exc}") from None
     return snapshot_records(doc, str(path))
 
@@ -280,5 +351,6 @@ def snapshot_records(doc: Any, where: str = "snapshot") -> list[dict[str, Any]]:
             "allowlist": scope.get("allowlist", []),
             "groups_allowlist": scope.get("groups_allowlist", []),
             "inbound_enabled": scope.get("inbound_enabled"),
+            "visibility": scope.get("visibility"),
         })
     return out

@@ -2,7 +2,11 @@
 
 Each stage holds an event until the **watermark** passes its `created_at`, then applies the
 events it releases in `order_key` order — so every key sees its events in event-time order, and
-a detector's result depends on the set of events, not on how they arrived.
+a detector's result depends on the set of events, not on how they arrived. A release takes the
+events strictly before the watermark, never one at it: an event that arrives later with the same
+time (on time, or late and applied as of the watermark) then joins those still held and is
+sorted with them, so the order a key's events are applied in is the order of their (time, type,
+id, arrival), whatever the batches and releases.
 
 * The input's watermark is the progress (the newest `created_at` read) of the slowest input
   partition, minus the allowed lateness (`SUNSET_ALLOWED_LATENESS`). An input partition that has
@@ -12,20 +16,28 @@ a detector's result depends on the set of events, not on how they arrived.
   of every actor partition's released watermark, so the accesses an actor partition releases are
   in the project's hands before the project releases events of the same time. Downloads, which
   no access can affect, are released by the input's watermark alone (`Registry.project_early`).
-* An event older than the watermark when it arrives is *late*: counted, applied at the next
-  release, not reordered with what was released before it.
+* An event is *late* when it is more than the allowed lateness older than the newest event read
+  before it from the same input partition (the replay: from the same file). It is applied as of
+  that bound — its `ts` becomes the newest time read minus the lateness, `late` keeps its own —
+  so it takes its place in event-time order after what was applied before it, and no finding's
+  times contradict each other. Whether an event is late, and when it is applied, depends only on
+  the order of its input partition: two runs of the same input give the same findings. Ingest
+  applies the rule (`streams.worker.ingest`); a stage applies the same bound with its own
+  watermark to an event that still arrives behind it (after a restart, or from an input partition
+  that was idle), so nothing is applied out of order.
 
-`Progress` is one stage partition's record of its upstream sources (JSON, kept in the table
-under `progress_key(partition)`, so a restarted worker resumes it). The replay
-(`streams.replay.Engine`) implements the same rules over one input: the watermark is the newest
-event time read minus the lateness, and everything is released at the end of the file.
+`Holding` holds the events and releases them in order: the replay holds in one per stage, a
+worker's stage partition in one per watermark. `Progress` is one stage partition's record of its
+upstream sources (JSON, kept in the table under `progress_key(partition)`, so a restarted worker
+resumes it). The replay (`streams.replay.Engine`) is the one-partition case: the watermark is the
+newest event time read minus the lateness, and everything is released at the end of the file.
 """
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
-from math import floor
+from bisect import bisect_left
+from math import floor, inf, nextafter
 from operator import itemgetter
 from typing import Any
 
@@ -45,6 +57,14 @@ def order_key(event: dict[str, Any]) -> tuple[float, str, str]:
     kind = event["event_type"]
     ident = event["id"]
     return (FIRST if kind == SNAPSHOT else event["ts"], kind, "" if ident is None else str(ident))
+
+
+def as_of(event: dict[str, Any], bound: float) -> float:
+    """A late event, applied as of `bound` (the newest time read before it minus the lateness): its
+    `ts` becomes the bound, `late` keeps its own; the bound."""
+    event["late"] = event["ts"]
+    event["ts"] = bound
+    return bound
 
 
 def progress_key(partition: int) -> str:
@@ -100,7 +120,7 @@ def input_watermark(progress: dict[str, Any], lateness: float) -> float | None:
         active.append(at[source])
     if active:
         return float(min(active)) - lateness
-    return float(max(at.values())) if at else None
+    return nextafter(max(at.values()), inf) if at else None  # just above: everything read is released
 
 
 def actors_watermark(progress: dict[str, Any]) -> float | None:
@@ -133,24 +153,40 @@ def watermarks(progress: dict[str, Any], lateness: float, stage: str) -> tuple[f
     return first, _monotonic(progress, "released", mark)
 
 
-class Held:
-    """Held entries `(time, type, id, arrival, event, tag)`, bucketed by whole second of event time.
+class Holding:
+    """Held events, in the order they are applied: `(time, type, id, arrival, record, tag)`.
 
-    A heap cost a push and a pop per event, each a logarithmic walk of tuple comparisons; a bucket
-    is a list append, sorted once (in C) when the watermark reaches it (the replay's CPU time on the
-    bench's 200,000 events: ~10 % less, the same document). Buckets are numbered by `floor(time)`,
-    which never decreases with the time, so every entry of a bucket comes before every entry of a
-    later one: taking buckets in number order, each sorted, is the order a heap would give.
+    The replay holds in one for each stage; a worker's stage partition in one (two in the project
+    stage: the types released by the input's watermark alone, and the rest). Entries are bucketed by
+    whole second of event time: holding is a list append, and a bucket is sorted once (in C) when
+    the watermark reaches it. Buckets are numbered by `floor(time)`, which never decreases with the
+    time, so every entry of a bucket comes before every entry of a later one: taking buckets in
+    number order, each sorted, is `order_key` order (ties: arrival).
     """
 
-    __slots__ = ("buckets", "numbers")
+    __slots__ = ("buckets", "numbers", "arrivals")
 
     def __init__(self) -> None:
         self.buckets: dict[float, list[Entry]] = {}
         self.numbers: list[float] = []  # a heap of the buckets' numbers
+        self.arrivals = 0
 
     def __len__(self) -> int:
         return sum(map(len, self.buckets.values()))
+
+    def earliest(self) -> float:
+        """A time at or before every held entry's (inf: nothing held)."""
+        return self.numbers[0] if self.numbers else float("inf")
+
+    def hold(self, record: dict[str, Any], tag: Any, at: float | None = None) -> Entry:
+        """Hold one record (at its `order_key` time, or at `at`); the entry."""
+        kind, ident = record["event_type"], record["id"]
+        if at is None:
+            at = FIRST if kind == SNAPSHOT else record["ts"]
+        self.arrivals += 1
+        entry = (at, kind, "" if ident is None else str(ident), self.arrivals, record, tag)
+        self.add(entry)
+        return entry
 
     def add(self, entry: Entry) -> None:
         ts = entry[0]
@@ -163,20 +199,20 @@ class Held:
             bucket.append(entry)
 
     def due(self, mark: float) -> list[Entry]:
-        """The entries at or before `mark`, in order; they leave the holding."""
+        """The entries before `mark` (not at it: see the module), in order; they leave the holding."""
         out: list[Entry] = []
         buckets, numbers = self.buckets, self.numbers
-        while numbers and numbers[0] <= mark:
+        while numbers and numbers[0] < mark:
             number = numbers[0]
             bucket = buckets[number]
             bucket.sort()
-            if bucket[-1][0] <= mark:
+            if bucket[-1][0] < mark:
                 out += bucket
                 heapq.heappop(numbers)
                 del buckets[number]
                 continue
-            cut = bisect_right(bucket, mark, key=_time)
+            cut = bisect_left(bucket, mark, key=_time)
             out += bucket[:cut]
             del bucket[:cut]
-            break  # the rest of this bucket, and every later one, is after the mark
+            break  # the rest of this bucket, and every later one, is at or after the mark
         return out

@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,13 +93,15 @@ def new_producer(settings: StreamSettings, **extra: Any) -> AIOKafkaProducer:
     return AIOKafkaProducer(**producer_options(settings), **extra)
 
 
-async def ensure_topics(settings: StreamSettings) -> None:
-    """Create the input, findings and dead-letter topics if they are missing (the worker does too)."""
+async def ensure_topics(settings: StreamSettings, names: Sequence[str] | None = None) -> None:
+    """Create topics if they are missing (the worker does too): `names`, by default the input,
+    findings and dead-letter topics, with the stream's partitions and message size."""
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap(), **security_options(settings))
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        names = (settings.input_topic, settings.findings_topic, settings.dead_letter_topic)
+        if names is None:
+            names = (settings.input_topic, settings.findings_topic, settings.dead_letter_topic)
         configs = {"max.message.bytes": str(message_bytes(settings))}
         missing = [NewTopic(n, settings.partitions, settings.replication_factor, topic_configs=configs)
                    for n in names if n not in existing]
@@ -148,32 +151,49 @@ def publish_files(settings: StreamSettings, events: Path | None, snapshot: Path 
 Write = Callable[[bytes], Any]
 
 
-async def read_findings(settings: StreamSettings, write: Write, follow: bool = False) -> int:
-    """Write the findings (one JSON line each, sorted by id) as they stand now; with `follow`,
-    then every new state as it is published (one line each), until cancelled. The count written."""
+async def _consumer(settings: StreamSettings) -> AIOKafkaConsumer:
+    """A started consumer without a group (stopped again if it cannot start)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap(), group_id=None,
                                 enable_auto_commit=False, max_partition_fetch_bytes=message_bytes(settings),
                                 **security_options(settings))
-    await consumer.start()
+    try:
+        await consumer.start()
+    except BaseException:
+        await consumer.stop()
+        raise
+    return consumer
+
+
+async def _latest(consumer: AIOKafkaConsumer, tps: list[TopicPartition]) -> dict[str, bytes]:
+    """The last value of each key on `tps`, from their beginning to their end offsets now."""
+    consumer.assign(tps)
+    await consumer.seek_to_beginning(*tps)
+    ends = await consumer.end_offsets(tps)
+    table: dict[str, bytes] = {}
+
+    async def behind() -> bool:
+        for tp in tps:
+            if await consumer.position(tp) < ends[tp]:
+                return True
+        return False
+
+    while await behind():
+        for records in (await consumer.getmany(timeout_ms=500)).values():
+            table.update((r.key.decode(), r.value) for r in records if r.key is not None and r.value)
+    return table
+
+
+async def read_findings(settings: StreamSettings, write: Write, follow: bool = False) -> int:
+    """Write the findings (one JSON line each, sorted by id) as they stand now; with `follow`,
+    then every new state as it is published (one line each), until cancelled. The count written."""
+    consumer = await _consumer(settings)
     try:
         topic = settings.findings_topic
         await consumer.topics()  # the metadata
         tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
         if not tps:
             return 0
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        ends = await consumer.end_offsets(tps)
-        table: dict[str, bytes] = {}
-        async def behind() -> bool:
-            for tp in tps:
-                if await consumer.position(tp) < ends[tp]:
-                    return True
-            return False
-
-        while await behind():
-            for records in (await consumer.getmany(timeout_ms=500)).values():
-                table.update((r.key.decode(), r.value) for r in records if r.key is not None and r.value)
+        table = await _latest(consumer, tps)
         for key in sorted(table):
             write(orjson.dumps(orjson.loads(table[key]), option=orjson.OPT_SORT_KEYS) + b"\n")
         count = len(table)
@@ -189,4 +209,17 @@ async def read_findings(settings: StreamSettings, write: Write, follow: bool = F
 
 
 def run_findings(settings: StreamSettings, write: Write, follow: bool) -> int:
-    return asyncio.run(read_findings(settings, write, follow))
+    """`read_findings` until it is done or SIGINT/SIGTERM arrives: both end it, even in a process
+    started with SIGINT ignored (a shell's background job), where Python installs no handler."""
+    async def run() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, task.cancel)
+        try:
+            return await read_findings(settings, write, follow)
+        except asyncio.CancelledError:
+            return 0
+
+    return asyncio.run(run())

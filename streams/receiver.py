@@ -24,13 +24,20 @@ import contextlib
 import hmac
 import json
 import logging
+import signal
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_response import StreamResponse
 
+from streams.events import values_bound
 from streams.kafka import ensure_topics, new_producer
 from streams.metrics import CONTENT_TYPE, Metrics
 from streams.settings import StreamSettings
@@ -86,7 +93,7 @@ class KafkaPublisher:
     def ready(self) -> bool:
         return self.producer is not None
 
-    async def publish(self, topic: str, messages: list[tuple[bytes | None, bytes]]) -> None:
+    async def publish(self, topic: str, messages: Sequence[tuple[bytes | None, bytes]]) -> None:
         """Send and wait for the broker's acknowledgement, at most `publish_timeout` seconds."""
         if self.producer is None:
             raise BrokerUnavailable("not connected")
@@ -117,12 +124,23 @@ def _authorized(request: web.Request, token: str, header: str = TOKEN_HEADER) ->
     return hmac.compare_digest(got, token.encode())
 
 
+class BodyUnreadable(Exception):
+    """The body could not be decoded as its headers say (e.g. `Content-Encoding: gzip` that is not gzip)."""
+
+
 async def _read_capped(request: web.Request, cap: int) -> bytes | None:
     """The body, or None when it is larger than `cap` (read no further than that)."""
     if request.content_length is not None and request.content_length > cap:
         return None
     chunks, size = [], 0
-    while chunk := await request.content.read(65536):
+    while True:
+        try:
+            chunk = await request.content.read(65536)
+        except (HttpProcessingError, RequestPayloadError) as exc:  # aiohttp decodes Content-Encoding as it reads
+            raise BodyUnreadable(f"cannot decode the body ({type(exc).__name__}); "
+                                 "Content-Encoding says what it is not") from None
+        if not chunk:
+            break
         size += len(chunk)
         if size > cap:
             return None
@@ -140,19 +158,21 @@ class Refused:
     reason: str | None = None
 
 
-def _values_bound(body: bytes) -> int:
-    """An upper bound of the JSON values in `body`: each value but the first of its container is
-    preceded by a comma, each container opens with a bracket (keys count once more). C-speed
-    counts over the bytes: a body is refused before a parser builds millions of objects."""
-    return 2 * (body.count(b",") + body.count(b"{") + body.count(b"[") + 1)
-
-
 Messages = list[tuple[bytes | None, bytes]]
 
 
-def parse_body(body: bytes, event_type: str | None, settings: StreamSettings) -> Messages | Refused:
-    """One message per event, keyed by `entity_path` for locality; or why the body is refused."""
-    if _values_bound(body) > settings.max_body_values:
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A body's events as messages (keyed by `entity_path` for locality), and its elements that
+    are no event at all (element index, reason, the element): dead letters, counted in the answer."""
+
+    messages: Messages
+    dead: list[tuple[int, str, bytes]]
+
+
+def parse_body(body: bytes, event_type: str | None, settings: StreamSettings) -> Parsed | Refused:
+    """One message per event; or why the whole body is refused."""
+    if values_bound(body) > settings.max_body_values:
         return Refused(413, f"body has more than {settings.max_body_values} JSON values")
     try:
         doc = orjson.loads(body)  # strict UTF-8, no lone surrogates, depth ≤ 1,024: never recursion
@@ -168,15 +188,19 @@ def parse_body(body: bytes, event_type: str | None, settings: StreamSettings) ->
         return Refused(400, "expected a JSON object or an array of objects", "not a JSON object or array")
     if len(items) > settings.max_events_per_request:
         return Refused(413, f"more than {settings.max_events_per_request} events in one body")
-    out = []
-    for item in items:
-        path = item.get("entity_path") if isinstance(item, dict) else None
+    out: Messages = []
+    dead: list[tuple[int, str, bytes]] = []
+    for index, item in enumerate(items):
         try:
             value = orjson.dumps(item)
         except orjson.JSONEncodeError as exc:  # nested past orjson's 254 levels on the way out
             return Refused(400, f"cannot re-encode an event: {exc}", f"cannot re-encode an event: {exc}")
+        if type(item) is not dict:
+            dead.append((index, "not a JSON object", value))
+            continue
+        path = item.get("entity_path")
         out.append((path.encode() if isinstance(path, str) else None, value))
-    return out
+    return Parsed(out, dead)
 
 
 class Receiver:
@@ -192,28 +216,42 @@ class Receiver:
         self.metrics.inc("sunset_receiver_requests_total", code=str(status))
         return web.json_response(body, status=status)
 
-    async def audit_events(self, request: web.Request) -> web.Response:
-        if not _authorized(request, self.token):
-            return self._answer(401, {"error": "invalid or missing " + TOKEN_HEADER})
+    async def _body(self, request: web.Request) -> bytes | web.Response:
+        """The request's body, or the answer that refuses it (too slow, too large, undecodable)."""
         try:
             async with asyncio.timeout(self.settings.body_timeout):
                 body = await _read_capped(request, self.settings.max_body_bytes)
         except TimeoutError:
             return self._answer(408, {"error": f"body not received within {self.settings.body_timeout:g} s"})
+        except BodyUnreadable as exc:
+            return self._answer(400, {"error": str(exc)})
         if body is None:
             return self._answer(413, {"error": f"body larger than {self.settings.max_body_bytes} bytes"})
-        messages = parse_body(body, request.headers.get(TYPE_HEADER), self.settings)
-        if isinstance(messages, Refused):
-            if messages.reason is not None:
-                await self._record_bad(body, messages.reason)
-            return self._answer(messages.status, {"error": messages.error})
+        return body
+
+    async def audit_events(self, request: web.Request) -> web.Response:
+        if not _authorized(request, self.token):
+            return self._answer(401, {"error": "invalid or missing " + TOKEN_HEADER})
+        body = await self._body(request)
+        if isinstance(body, web.Response):
+            return body
+        parsed = parse_body(body, request.headers.get(TYPE_HEADER), self.settings)
+        if isinstance(parsed, Refused):
+            if parsed.reason is not None:
+                await self._record_bad(body, parsed.reason)
+            return self._answer(parsed.status, {"error": parsed.error})
+        dead = [(None, self._dead_letter(value, reason, element)) for element, reason, value in parsed.dead]
         try:
-            await self.publisher.publish(self.settings.input_topic, messages)
+            await self.publisher.publish(self.settings.input_topic, parsed.messages)
+            if dead:
+                await self.publisher.publish(self.settings.dead_letter_topic, dead)
         except BrokerUnavailable as exc:
             return self._answer(503, {"error": f"broker unavailable: {exc}"})
-        self.metrics.inc("sunset_receiver_events_total", len(messages))
+        for _, reason, _ in parsed.dead:
+            self.metrics.inc("sunset_stream_dead_letters_total", reason=reason)
+        self.metrics.inc("sunset_receiver_events_total", len(parsed.messages))
         self.metrics.inc("sunset_receiver_bytes_total", len(body))
-        return self._answer(200, {"accepted": len(messages)})
+        return self._answer(200, {"accepted": len(parsed.messages), "dead_letters": len(dead)})
 
     async def system_hooks(self, request: web.Request) -> web.Response:
         """GitLab system hooks (`X-Gitlab-Token`: the same verification token): `push` and
@@ -221,34 +259,45 @@ class Receiver:
         `sunset instance publish` keys them); other events are answered 200 and dropped."""
         if not _authorized(request, self.token, HOOK_TOKEN_HEADER):
             return self._answer(401, {"error": "invalid or missing " + HOOK_TOKEN_HEADER})
-        try:
-            async with asyncio.timeout(self.settings.body_timeout):
-                body = await _read_capped(request, self.settings.max_body_bytes)
-        except TimeoutError:
-            return self._answer(408, {"error": f"body not received within {self.settings.body_timeout:g} s"})
-        if body is None or _values_bound(body) > self.settings.max_body_values:
-            return self._answer(413, {"error": "body too large"})
+        body = await self._body(request)
+        if isinstance(body, web.Response):
+            return body
+        if values_bound(body) > self.settings.max_body_values:
+            return self._answer(413, {"error": f"body has more than {self.settings.max_body_values} JSON values"})
         try:
             doc = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             return self._answer(400, {"error": f"invalid JSON: {exc}"})
         name = doc.get("event_name") if isinstance(doc, dict) else None
         ident = doc.get("project_id") if isinstance(doc, dict) else None
-        if name not in HOOK_EVENTS or not isinstance(ident, int):
+        if name not in HOOK_EVENTS:
             return self._answer(200, {"ignored": name if isinstance(name, str) else None})
+        topic, key, value = self.settings.app_id + INSTANCE_TOPIC_SUFFIX, str(ident).encode(), body
+        key_or_none: bytes | None = key
+        if type(ident) is not int:  # JSON `true` is no project id, though Python's bool is an int
+            reason = f"system hook {name} without an integer project_id"
+            topic, key_or_none, value = self.settings.dead_letter_topic, None, self._dead_letter(body, reason)
         try:
-            await self.publisher.publish(self.settings.app_id + INSTANCE_TOPIC_SUFFIX, [(str(ident).encode(), body)])
+            await self.publisher.publish(topic, [(key_or_none, value)])
         except BrokerUnavailable as exc:
             return self._answer(503, {"error": f"broker unavailable: {exc}"})
-        return self._answer(200, {"accepted": 1})
+        if key_or_none is None:
+            self.metrics.inc("sunset_stream_dead_letters_total", reason="system hook without project_id")
+            return self._answer(200, {"accepted": 0, "dead_letters": 1})
+        return self._answer(200, {"accepted": 1, "dead_letters": 0})
+
+    @staticmethod
+    def _dead_letter(payload: bytes, reason: str, element: int | None = None) -> bytes:
+        """A dead-letter record of the receiver's: why, when, and the payload (its first 64 KiB)."""
+        record = {"reason": reason, "source": "receiver", "received_at": datetime.now(UTC).isoformat(),
+                  "element": element, "payload": payload[:DEAD_PAYLOAD_MAX].decode("utf-8", errors="replace")}
+        return json.dumps(record).encode()
 
     async def _record_bad(self, body: bytes, reason: str) -> None:
         """Invalid bodies go to the dead-letter topic too (best effort: the client gets 400 anyway)."""
-        record = {"reason": reason, "source": "receiver", "received_at": datetime.now(UTC).isoformat(),
-                  "payload": body[:DEAD_PAYLOAD_MAX].decode("utf-8", errors="replace")}
         self.metrics.inc("sunset_stream_dead_letters_total", reason=reason.split(":", 1)[0])
         try:
-            await self.publisher.publish(self.settings.dead_letter_topic, [(None, json.dumps(record).encode())])
+            await self.publisher.publish(self.settings.dead_letter_topic, [(None, self._dead_letter(body, reason))])
         except BrokerUnavailable as exc:
             log.warning("could not record a bad request on the dead-letter topic: %s", exc)
 
@@ -279,12 +328,53 @@ def create_receiver(settings: StreamSettings, publisher: KafkaPublisher | None =
     return app
 
 
-def runner_options(settings: StreamSettings) -> dict[str, Any]:
-    """What the aiohttp runner needs besides the app: the header timeout (see the module's docstring)."""
-    return {"keepalive_timeout": settings.header_timeout}
+class _QuietHandler(RequestHandler):
+    """aiohttp's connection handler, but for a request it cannot parse (a malformed header line, a
+    bad request line): aiohttp's own answer quotes the offending line — a token in it included —
+    and logs a traceback per request; this answers a fixed 400 and logs one line without the value."""
+
+    def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> StreamResponse:
+        if status != 400:
+            return super().handle_error(request, status, exc, message)
+        log.warning("malformed request from %s refused (%s)", request.remote,
+                    "unknown" if exc is None else type(exc).__name__)
+        response = web.json_response({"error": "malformed HTTP request"}, status=400)
+        response.force_close()
+        return response
+
+
+class _QuietServer(web.Server):
+    def __call__(self) -> RequestHandler:
+        return _QuietHandler(self, loop=self._loop, **self._kwargs)
+
+
+class ReceiverRunner(web.AppRunner):
+    """The receiver's runner: its connections are handled by `_QuietHandler`."""
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = _QuietServer  # the same server; only the handler it makes per connection differs
+        return server
+
+
+def receiver_runner(settings: StreamSettings, publisher: KafkaPublisher | None = None) -> ReceiverRunner:
+    """The runner of the receiver's app, with the header timeout (see the module's docstring)."""
+    return ReceiverRunner(create_receiver(settings, publisher), keepalive_timeout=settings.header_timeout)
 
 
 def serve(settings: StreamSettings) -> None:
-    """Run until interrupted."""
-    web.run_app(create_receiver(settings), host=settings.receiver_host, port=settings.receiver_port, print=None,
-                **runner_options(settings))
+    """Run until SIGINT or SIGTERM."""
+    async def run() -> None:
+        runner = receiver_runner(settings)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, settings.receiver_host, settings.receiver_port).start()
+            stop = asyncio.Event()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(run())

@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
-from streams.audit import DOWNLOAD, PUBLIC_DOWNLOAD, SNAPSHOT
+from streams.audit import DOWNLOAD, PUBLIC_DOWNLOAD, SNAPSHOT, iso
 from streams.detectors.base import Event, Finding
 from streams.detectors.base import plural as _n
 from streams.detectors.downloads import tallies
 from streams.detectors.registry import REGISTRY, Registry
-from streams.events import Rejected, internal_error, normalize, normalize_safely, parse_payload
-from streams.eventtime import FIRST, Held, order_key
+from streams.events import MAX_PAYLOAD_BYTES, Rejected, internal_error, normalize_safely, read, too_large
+from streams.eventtime import FIRST, Holding, as_of, order_key
 from streams.settings import DetectorSettings
 from streams.stages import DUPLICATE, NOTHING, actor_stage, idle_actors, project_stage
 
@@ -39,7 +38,8 @@ class Engine:
     It follows the worker's event-time rules (`streams.eventtime`) over one input: an event is
     held until the watermark — the newest event time read minus the allowed lateness — passes
     it; then the actor stage applies what it releases, in order, and the project stage what it
-    releases (the accesses just produced included). `finish()` releases the rest at the end.
+    releases (the accesses just produced included). An event behind the watermark is late: it is
+    applied as of the watermark (`as_of`). `finish()` releases the rest at the end.
     """
 
     def __init__(self, limits: DetectorSettings, registry: Registry = REGISTRY) -> None:
@@ -49,12 +49,13 @@ class Engine:
         self.actors: dict[str, Any] = {}
         self.events = self.duplicates = self.ignored = self.expired = self.late = 0
         self.sweep_at = float("-inf")  # event time of the next sweep of idle users
-        self.mark = FIRST  # the watermark: held events at or before it are applied
+        self.mark = FIRST  # the watermark: held events before it are applied
         self.newest = FIRST
         self.seq = 0  # arrival number: breaks the ties order_key leaves (repeated deliveries)
-        self.held_actors = Held()
-        self.held_projects = Held()
+        self.held_actors = Holding()
+        self.held_projects = Holding()
         self.errors: list[tuple[Any, BaseException]] = []  # (tag of the event, what it raised)
+        self.late_events: list[tuple[Any, Event]] = []  # (tag, event): applied as of the watermark
 
     @property
     def stats(self) -> dict[str, int]:
@@ -85,8 +86,10 @@ class Engine:
             return NOTHING.findings
         kind, ident = event["event_type"], event["id"]  # order_key, inline: this runs for every event
         ts = FIRST if kind == SNAPSHOT else event["ts"]
-        if ts < self.mark:
+        if ts < self.mark and ts != FIRST:  # late: applied as of the watermark
+            ts = as_of(event, self.mark)
             self.late += 1
+            self.late_events.append((tag, event))
         self.seq += 1
         entry = (ts, kind, "" if ident is None else str(ident), self.seq, event, tag)
         if p_key is not None:
@@ -97,7 +100,7 @@ class Engine:
         if ts > self.newest:
             self.newest = ts
             self.mark = max(self.mark, ts - self.limits.allowed_lateness)
-        elif ts > self.mark:  # the watermark stayed, and the last release left nothing at or before it
+        elif ts >= self.mark:  # the watermark stayed, and the last release left nothing before it
             return NOTHING.findings
         return self.release(self.mark)
 
@@ -107,7 +110,7 @@ class Engine:
         return self.release(float("inf"))
 
     def release(self, mark: float) -> list[Finding]:
-        """Apply the held events at or before `mark`: the actor stage's first (its accesses join
+        """Apply the held events before `mark`: the actor stage's first (its accesses join
         the project stage's held events), then the project stage's; each in `order_key` order."""
         findings: list[Finding] = []
         limits, registry, projects, errors = self.limits, self.registry, self.held_projects, self.errors
@@ -143,51 +146,21 @@ class Engine:
 Dead = list[dict[str, Any]]
 
 
-def _line(number: int, line: bytes, dead: Dead) -> list[dict[str, Any]]:
-    """A line that is not one well-formed event (the common case is handled in `_Parser.events`): its
-    events, and a dead letter for each part that cannot be used."""
-    payload = parse_payload(line)
-    if isinstance(payload, Rejected):
+def dead_letter(number: int, line: bytes, rejected: Rejected) -> dict[str, Any] | None:
+    """The dead letter of a line (or of one element of its array); None for a blank line."""
+    reason = rejected.reason
+    if type(line) is Overlong:
+        return {"line": number, "reason": too_large(line.size)}
+    if rejected.element is not None:
+        return {"line": number, "reason": f"element {rejected.element}: {reason}"}
+    if reason.startswith("invalid JSON"):
         text = line.strip()
-        if text:  # blank lines are allowed; the reason is worded for the line without its newline
-            again = parse_payload(text)
-            dead.append({"line": number, "reason": (again if isinstance(again, Rejected) else payload).reason})
-        return []
-    out = []
-    for index, raw in enumerate(payload):
-        event = normalize_safely(raw)
-        if isinstance(event, Rejected):
-            where = f"element {index}: " if len(payload) > 1 else ""
-            dead.append({"line": number, "reason": where + event.reason})
-        else:
-            out.append(event)
-    return out
-
-
-class _Parser:
-    """Lines to normalized events; what cannot be used goes to `dead`; `lines` counts them."""
-
-    def __init__(self) -> None:
-        self.dead: Dead = []
-        self.lines = 0
-        self.at = 0  # the line of the event last yielded
-
-    def events(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
-        """The normalized events of `lines`, numbered from 1, in order; the common case (one
-        well-formed event per line) inline."""
-        dead, number = self.dead, 0
-        for number, line in enumerate(lines, start=1):  # noqa: B007 - counted below
-            self.at = number
-            try:
-                raw = orjson.loads(line)
-                event = normalize(raw) if type(raw) is dict else None
-            except Exception:  # noqa: BLE001 - not JSON, or a normalize bug: `_line` says which
-                event = None
-            if type(event) is dict:
-                yield event
-            else:
-                yield from _line(number, line, dead)
-        self.lines = number
+        if not text:
+            return None  # blank lines are allowed
+        again = read(text)  # the reason worded for the line without its newline
+        if type(again) is list and len(again) == 1 and isinstance(again[0], Rejected):
+            reason = again[0].reason
+    return {"line": number, "reason": reason}
 
 
 class _Replay:
@@ -209,13 +182,25 @@ class _Replay:
         for finding in self.engine.step(event, 0):  # the latest state of each, where it first appeared
             self.findings[finding.id] = finding
 
-    def run(self, parser: _Parser, lines: Iterable[bytes]) -> None:
-        """The hot loop. An exception a detector did not expect makes the event that raised it a
-        dead letter (`internal error: …`, with its line), like the worker does; the rest goes on."""
-        step, findings = self.engine.step, self.findings
-        for event in parser.events(lines):
-            for finding in step(event, parser.at):
-                findings[finding.id] = finding
+    def run(self, lines: Iterable[bytes]) -> None:
+        """The hot loop: each line's events (`streams.events.read`, numbered from 1) into the engine;
+        what cannot be used goes to the dead letters. An exception a detector did not expect makes
+        the event that raised it a dead letter (`internal error: …`, with its line), like the
+        worker does; the rest goes on."""
+        step, findings, dead, number = self.engine.step, self.findings, self.dead, 0
+        for number, line in enumerate(lines, start=1):  # noqa: B007 - counted below
+            got = read(line)
+            if type(got) is dict:
+                for finding in step(got, number):
+                    findings[finding.id] = finding
+                continue
+            for item in got:
+                if type(item) is dict:
+                    for finding in step(item, number):
+                        findings[finding.id] = finding
+                elif (letter := dead_letter(number, line, item)) is not None:  # type: ignore[arg-type]
+                    dead.append(letter)
+        self.lines = number
 
     def finish(self) -> None:
         """The end of the input: what the watermark still held is applied."""
@@ -231,18 +216,23 @@ class _Replay:
                  "findings": len(self.findings), "projects": len(engine.projects),
                  "users": len(engine.actors)}  # users: still tracked at the end
         findings = [finding.as_dict() for finding in self.findings.values()]  # the records' JSON, here
+        late = [{"line": tag, "id": event["id"], "event_type": event["event_type"], "created_at": iso(event["late"]),
+                 "applied_as_of": iso(event["ts"])} for tag, event in engine.late_events]
         return {"downloads": tallies(engine.projects), "findings": findings,
-                "dead_letters": self.dead, "stats": stats}
+                "dead_letters": self.dead, "late": late, "stats": stats}
 
 
 @contextmanager
 def _no_gc() -> Iterator[None]:
-    """The state is dicts and lists of plain values, no cycles: spare the collector's scans."""
+    """The state is dicts and lists of plain values, no cycles: spare the collector's scans — and,
+    after, its one long scan of everything allocated meanwhile (`gc.freeze`: never scanned again;
+    reference counting still frees it)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if collecting:
             gc.enable()
 
@@ -250,20 +240,52 @@ def _no_gc() -> Iterator[None]:
 def replay_lines(lines: Iterable[bytes], limits: DetectorSettings,
                  seed: Iterable[dict[str, Any]] = (), registry: Registry = REGISTRY) -> dict[str, Any]:
     """Run the engine over `seed` records (line 0), then over the lines; the replay document."""
-    replay, parser = _Replay(limits, seed, registry), _Parser()
+    replay = _Replay(limits, seed, registry)
     with _no_gc():
-        replay.run(parser, lines)
+        replay.run(lines)
         replay.finish()
-    replay.dead += parser.dead
     replay.dead.sort(key=lambda dead: int(dead["line"]))  # by line, whenever the event was applied
-    replay.lines = parser.lines
     return replay.document()
+
+
+class Overlong(bytes):
+    """A line longer than `MAX_PAYLOAD_BYTES`, read no further (it parses as nothing: a dead letter)."""
+
+    size: int
+
+
+_CHUNK = 1024 * 1024
+
+
+def bounded_lines(handle: IO[bytes]) -> Iterator[bytes]:
+    """The lines of a binary stream, each at most `MAX_PAYLOAD_BYTES` long in memory: a longer one
+    is skipped to its end in chunks and comes back as an empty `Overlong` with its size."""
+    readline = handle.readline
+    while line := readline(_CHUNK):
+        if len(line) < _CHUNK or line.endswith(b"\n"):
+            yield line  # nearly every line: one read
+            continue
+        parts, size = [line], len(line)
+        while size <= MAX_PAYLOAD_BYTES and (part := readline(_CHUNK)):
+            parts.append(part)
+            size += len(part)
+            if part.endswith(b"\n"):
+                break
+        if size <= MAX_PAYLOAD_BYTES:
+            yield b"".join(parts)
+            continue
+        del parts, line
+        while not part.endswith(b"\n") and (part := readline(_CHUNK)):
+            size += len(part)
+        overlong = Overlong()
+        overlong.size = size
+        yield overlong
 
 
 def replay_file(path: Path, limits: DetectorSettings, seed: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
     """The replay document for a file."""
     with path.open("rb") as handle:
-        return replay_lines(handle, limits, seed)
+        return replay_lines(bounded_lines(handle), limits, seed)
 
 
 def write_json(doc: dict[str, Any], out: IO[str]) -> None:
@@ -271,7 +293,23 @@ def write_json(doc: dict[str, Any], out: IO[str]) -> None:
     out.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+# Characters a terminal acts on instead of showing: C0 and C1 controls, DEL, and the Unicode
+# format characters that reorder text (bidi overrides, isolates and marks) or hide it.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(text: str) -> str:
+    """`text` with every character a terminal would act on written as an escape (`\\x1b`, `\\u202e`)."""
+    return _UNSAFE.sub(_escaped, text)
+
+
 def write_text(doc: dict[str, Any], out: IO[str]) -> None:
+    """The document for a person at a terminal; every value from the events is escaped (`safe`)."""
     stats, downloads = doc["stats"], doc["downloads"]
     out.write(f"Replayed {_n(stats['lines'], 'line')}: {_n(stats['events'], 'event')} "
               f"({_n(stats['duplicates'], 'repeated delivery', 'repeated deliveries')} counted once, "
@@ -283,8 +321,14 @@ def write_text(doc: dict[str, Any], out: IO[str]) -> None:
     findings = doc["findings"]
     out.write(f"\nFindings ({len(findings)}):\n" if findings else "\nNo findings.\n")
     for finding in findings:
-        out.write(f"  {finding['kind']}: {REGISTRY.finding(finding).describe()}\n")
+        out.write(safe(f"  {finding['kind']}: {REGISTRY.finding(finding).describe()}") + "\n")
+    late = doc.get("late", [])
+    if late:
+        out.write(f"\nLate, applied as of the watermark when they arrived ({len(late)}):\n")
+        for event in late:
+            out.write(safe(f"  line {event['line']}: {event['event_type']} {event['id']} of {event['created_at']}, "
+                           f"applied as of {event['applied_as_of']}") + "\n")
     if doc["dead_letters"]:
         out.write(f"\nDead letters ({len(doc['dead_letters'])}):\n")
         for dead in doc["dead_letters"]:
-            out.write(f"  line {dead['line']}: {dead['reason']}\n")
+            out.write(safe(f"  line {dead['line']}: {dead['reason']}") + "\n")

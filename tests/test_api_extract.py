@@ -119,12 +119,12 @@ def test_python_gitlab_objects_map_to_endpoints() -> None:
         "mr = gl.projects.get(1).mergerequests.get(2)\n"
         "mr.changes()\n"
     )
-    assert _rest(pysource.extract(text)) == [
-        ("GET", "/runners/:id", [], ["version"]),
-        ("PUT", "/runners/:id", ["active"], []),
-        ("GET", "/projects/:id", [], []),
-        ("GET", "/projects/:id/merge_requests/:id", [], []),
-        ("GET", "/projects/:id/merge_requests/:id/changes", [], []),
+    assert _rest(pysource.extract(text)) == [  # ids written in the call are kept; python-gitlab's own are :id
+        ("GET", "/runners/5", [], ["version"]),
+        ("PUT", "/runners/5", ["active"], []),
+        ("GET", "/projects/1", [], []),
+        ("GET", "/projects/:id/merge_requests/2", [], []),
+        ("GET", "/projects/:id/merge_requests/2/changes", [], []),
     ]
 
 

@@ -91,23 +91,13 @@ def _publish(args: argparse.Namespace, settings: Any) -> int:
 
 
 async def _send(settings: Any, topic: str, messages: list[tuple[bytes, bytes]]) -> None:
-    """Create the topic as the worker would (the stream's partitions), then send and wait for the broker."""
+    """Create the topic as the worker would (the stream's partitions), then send and wait for the
+    broker; every client with the stream's Kafka security settings (TLS, SASL)."""
     import asyncio
-    import contextlib
 
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-    from aiokafka.errors import TopicAlreadyExistsError
+    from streams.kafka import ensure_topics, new_producer
 
-    from streams.kafka import new_producer
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap())
-    await admin.start()
-    try:
-        if topic not in set(await admin.list_topics()):
-            with contextlib.suppress(TopicAlreadyExistsError):  # created meanwhile by a worker: fine
-                await admin.create_topics([NewTopic(topic, settings.partitions, settings.replication_factor)])
-    finally:
-        await admin.close()
+    await ensure_topics(settings, [topic])
     producer = new_producer(settings)
     await producer.start()
     try:

@@ -35,8 +35,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streams.audit import ACCESS, ALLOWLIST_TYPES, AUTH_LOG, SNAPSHOT, iso
-from streams.detectors.base import Base, Event, Handler, Result, Stage, State, User, plural, user_dict, user_text
+from streams.audit import ACCESS, ALLOWLIST_TYPES, AUTH_LOG, DOWNLOAD_TYPES, PUBLIC_DOWNLOAD, SNAPSHOT, VISIBILITY, iso
+from streams.detectors.base import (
+    NONE,
+    Base,
+    Event,
+    Handler,
+    Result,
+    Stage,
+    State,
+    User,
+    plural,
+    user_dict,
+    user_text,
+)
 from streams.settings import DetectorSettings
 
 REMOVED, ADDED, LISTED = 0, 1, 2  # LISTED: present in a snapshot (standing before it, as far as we know)
@@ -154,6 +166,86 @@ def _snapshot_groups(items: list[Any]) -> dict[str, int | None]:
 
 
 POLICY = "job-token-allowlist-enforcement"  # policies/ci/job-token-allowlist-enforcement.yaml
+PUBLIC, INTERNAL, PRIVATE, NOT_PUBLIC = "public", "internal", "private", "private_or_internal"
+# GitLab's ProjectPolicy: a job token whose project is not on a public or internal project's
+# allowlist loses every ability (`public_or_internal & ~project_allowed_for_job_token_by_scope`
+# prevents guest to owner access) except, for each feature open to everyone
+# (`job_token_access_allowed_to?`), reading its builds' artifacts (`job_token_builds`), packages,
+# container images, releases and environments. Of the audit events that can be the request a job
+# token made, these are such reads; every other one needs the allowlist.
+WITHOUT_ALLOWLIST = {"job_artifact_downloaded": "builds"}
+
+
+def record_level(levels: Changes, ts: float, level: str) -> None:
+    """A project's visibility from `ts` on (a new level only: repeats of the standing one add nothing)."""
+    index = bisect.bisect_right(levels, [ts, "~"])
+    if index and levels[index - 1][1] == level:
+        return
+    levels.insert(index, [ts, level])
+    del levels[:-MAX_CHANGES]
+
+
+def level_at(levels: Changes, ts: float) -> str | None:
+    """The project's visibility at `ts`, as far as the stream showed it (None: nothing seen before)."""
+    index = bisect.bisect_right(levels, [ts, "~"])
+    return str(levels[index - 1][1]) if index else None
+
+
+@dataclass(frozen=True, slots=True)
+class JobTokenPublicAccess:
+    """Accesses A → B by A's job token, A not on B's allowlist, to a feature GitLab lets any job
+    token read on a public or internal project: they need no allowlist entry (info, not a gap)."""
+
+    kind: ClassVar[str] = "job_token_public_access"
+    id: str
+    source_project: str
+    target_project: str
+    target_visibility: str
+    feature: str
+    via: str
+    user: User | None
+    count: int
+    first_seen: str
+    last_seen: str
+    policy: str | None = None
+    severity: ClassVar[str] = "info"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JobTokenPublicAccess:
+        return cls(data["id"], data["source_project"], data["target_project"], data["target_visibility"],
+                   data["feature"], data["via"], User.from_dict(data["user"]), data["count"], data["first_seen"],
+                   data["last_seen"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "severity": self.severity, "source_project": self.source_project,
+                "target_project": self.target_project, "target_visibility": self.target_visibility,
+                "feature": self.feature, "via": self.via, "user": user_dict(self.user), "count": self.count,
+                "first_seen": self.first_seen, "last_seen": self.last_seen}
+
+    def describe(self) -> str:
+        return (f"{self.source_project} -> {self.target_project} ({self.target_visibility}), "
+                f"{plural(self.count, 'access', 'accesses')} {self.first_seen} to {self.last_seen} by "
+                f"{user_text(self.user)}: reads {self.feature} ({self.via}), which job tokens may do on a "
+                f"{self.target_visibility} project without its allowlist (info)")
+
+
+def _public_access(value: State, access: Event, level: str, feature: str) -> JobTokenPublicAccess:
+    """Count an access that needs no allowlist entry in B's value; its finding."""
+    origin, ts = access["origin"], access["ts"]
+    seen = value["open_access"].get(origin)
+    if seen is None:
+        seen = value["open_access"][origin] = {"user": access.get("user"), "count": 0, "first_ts": ts,
+                                               "last_ts": ts, "via": access["via"]}
+    seen["count"] += 1
+    if ts >= seen["last_ts"]:
+        seen["last_ts"], seen["via"] = ts, access["via"]
+        seen["user"] = access.get("user") or seen["user"]
+    seen["first_ts"] = min(seen["first_ts"], ts)
+    user = seen["user"]
+    return JobTokenPublicAccess(f"job_token_public_access:{origin}>{access['entity_path']}", origin,
+                                access["entity_path"], level, feature, seen["via"],
+                                User(user["id"], user["name"]) if user else None, seen["count"],
+                                iso(seen["first_ts"]), iso(seen["last_ts"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,25 +265,29 @@ class AllowlistGap:
     evidence: tuple[str, ...]
     allowlist: str
     inbound_enabled: bool | None
+    target_visibility: str | None  # at the latest access, as the stream showed it (None: not seen)
     policy: str | None = POLICY
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AllowlistGap:
         return cls(data["id"], data["status"], data["source_project"], data["target_project"],
                    User.from_dict(data["user"]), data["count"], data["first_seen"], data["last_seen"],
-                   data["resolved_at"], tuple(data["evidence"]), data["allowlist"], data["inbound_enabled"])
+                   data["resolved_at"], tuple(data["evidence"]), data["allowlist"], data["inbound_enabled"],
+                   data["target_visibility"])
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "id": self.id, "status": self.status, "source_project": self.source_project,
                 "target_project": self.target_project, "user": user_dict(self.user), "count": self.count,
                 "first_seen": self.first_seen, "last_seen": self.last_seen, "resolved_at": self.resolved_at,
-                "evidence": list(self.evidence), "allowlist": self.allowlist, "inbound_enabled": self.inbound_enabled}
+                "evidence": list(self.evidence), "allowlist": self.allowlist, "inbound_enabled": self.inbound_enabled,
+                "target_visibility": self.target_visibility}
 
     def describe(self) -> str:
         status = "open" if self.status == "open" else f"{self.status} at {self.resolved_at}"
+        seen = "" if self.target_visibility is None else f"; {self.target_project} was {self.target_visibility}"
         return (f"{self.source_project} -> {self.target_project}, {plural(self.count, 'access', 'accesses')} "
                 f"{self.first_seen} to {self.last_seen} by {user_text(self.user)}; {status}; allowlist "
-                f"{self.allowlist}")
+                f"{self.allowlist}{seen}")
 
 
 def finding(gap: dict[str, Any]) -> AllowlistGap:
@@ -203,15 +299,20 @@ def finding(gap: dict[str, Any]) -> AllowlistGap:
         "open" if gap["end"] is None else "withdrawn" if gap["withdrawn"] else "resolved",
         gap["source"], gap["target"], User(user["id"], user["name"]) if user else None, gap["count"],
         iso(gap["first_ts"]), iso(gap["last_ts"]), None if gap["end"] is None else iso(gap["end"]),
-        tuple(gap["evidence"]), gap["allowlist"], gap["inbound_enabled"])
+        tuple(gap["evidence"]), gap["allowlist"], gap["inbound_enabled"], gap.get("visibility"))
 
 
 def on_access(value: State, access: Event, limits: DetectorSettings) -> Sequence[Result]:
-    """An access A → B (a first delivery) in B's value: a gap's finding if A was not allowed."""
+    """An access A → B (a first delivery) in B's value: a gap's finding if A was not allowed and
+    the request needed the allowlist; an info finding if it needed none (`WITHOUT_ALLOWLIST`)."""
     target, origin, ts = access["entity_path"], access["origin"], access["ts"]
     allow = value["allow"]
     if origin == target or allowed_at(allow, origin, access.get("origin_id"), ts):
         return ()
+    level = level_at(value["levels"], ts)
+    feature = WITHOUT_ALLOWLIST.get(access["via"])
+    if feature is not None and level in (PUBLIC, INTERNAL):
+        return (_public_access(value, access, level, feature),)
     start, end = episode(allow, origin, access.get("origin_id"), ts)
     key = f"{origin}@{'' if start is None else iso(start)}"
     gap = value["gaps"].get(key)
@@ -225,6 +326,8 @@ def on_access(value: State, access: Event, limits: DetectorSettings) -> Sequence
         if access["evidence"] not in gap["evidence"]:
             gap["evidence"] = sorted([*gap["evidence"], access["evidence"]])
     gap["end"] = end
+    if ts >= gap["last_ts"]:
+        gap["visibility"] = level
     return (finding(gap),)
 
 
@@ -234,7 +337,7 @@ def _new(target: str, access: dict[str, Any], value: dict[str, Any], start: floa
         "source": access["origin"], "target": target, "start": start, "end": None, "withdrawn": False,
         "user": access.get("user"), "count": 1, "first_ts": access["ts"], "last_ts": access["ts"],
         "evidence": [access["evidence"]], "allowlist": value["allow"]["source"] or "unknown",
-        "inbound_enabled": None if inbound is None else inbound[0],
+        "inbound_enabled": None if inbound is None else inbound[0], "visibility": None,
     }
 
 
@@ -271,18 +374,38 @@ def auth_log_access(record: Event) -> Event:
             "user": None, "evidence": "auth_log", "via": AUTH_LOG}
 
 
+def on_download(value: State, event: Event, limits: DetectorSettings) -> Sequence[Result]:
+    """A download shows the project's visibility: public, or private or internal (GitLab 17.0 split)."""
+    levels, ts = value["levels"], event["ts"]
+    level = PUBLIC if event["event_type"] == PUBLIC_DOWNLOAD else NOT_PUBLIC
+    if not levels or levels[-1][1] != level or levels[-1][0] > ts:  # the common case, in order: no change
+        record_level(levels, ts, level)
+    return NONE
+
+
 def on_event(value: State, event: Event, limits: DetectorSettings) -> Sequence[Result]:
-    """An access (or a row of the authentication log), or a change to the allowlist."""
+    """An access (or a row of the authentication log), a visibility change, or a change to the allowlist."""
     kind = event["event_type"]
     if kind == ACCESS:
         return on_access(value, event, limits)
     if kind == AUTH_LOG:
         return on_access(value, auth_log_access(event), limits)
+    if kind in DOWNLOAD_TYPES:
+        return on_download(value, event, limits)
+    if kind == VISIBILITY:
+        record_level(value["levels"], event["ts"], event["visibility"])
+        return NONE
     if kind == SNAPSHOT:
         apply_snapshot(value["allow"], event)
+        if event.get("visibility"):
+            record_level(value["levels"], event["ts"], event["visibility"])
     else:
         apply_event(value["allow"], event)
     return recheck(value, event["ts"], limits)
+
+
+def _visibility_check(event: Event) -> str | None:
+    return None if event.get("visibility") else "project_visibility_level_updated without its new level"
 
 
 class AllowlistGaps(Base):
@@ -290,19 +413,21 @@ class AllowlistGaps(Base):
 
     name = "job_token_allowlist_gaps"
     stage: Stage = "project"
-    reads = frozenset({*ALLOWLIST_TYPES, SNAPSHOT, ACCESS, AUTH_LOG})
+    reads = frozenset({*ALLOWLIST_TYPES, SNAPSHOT, ACCESS, AUTH_LOG, VISIBILITY, *DOWNLOAD_TYPES})
     dedup = frozenset({ACCESS, AUTH_LOG})  # allowlist changes are idempotent by themselves
+    checks = {VISIBILITY: _visibility_check}
     settings = ("dedup_ttl",)
-    findings = (AllowlistGap,)
+    findings = (AllowlistGap, JobTokenPublicAccess)
 
     def state(self) -> State:
-        return {"allow": new_allowlist(), "gaps": {}}
+        return {"allow": new_allowlist(), "gaps": {}, "levels": [], "open_access": {}}
 
     def on_event(self, state: State, event: Event, settings: DetectorSettings) -> Sequence[Result]:
         return on_event(state, event, settings)
 
     def handler(self, kind: str) -> Handler:
-        return on_access if kind == ACCESS else on_event  # accesses: one frame less
+        """The function itself for the frequent types: one frame less."""
+        return on_access if kind == ACCESS else on_download if kind in DOWNLOAD_TYPES else on_event
 
     def open_findings(self, state: State) -> Iterable[AllowlistGap]:
         return [finding(gap) for gap in state["gaps"].values() if gap["end"] is None]

@@ -71,7 +71,10 @@ class Registry:
             kind for kind in self.project_types
             if not any(ACCESS in d.reads or ANY in d.reads for d in self.project.get(kind, NOWHERE).detectors))
         # The second item: the dedup record's lane (streams.stages.remember), "" for no dedup.
-        self.project_calls = {kind: _calls(route, kind in self.project_early) for kind, route in self.project.items()}
+        # Each dedup lane is a record of its own (streams.stages.remember): the early types' ids in
+        # the value itself, the others' in `ordered` — or in the value too when nothing is early.
+        self.project_calls = {kind: _calls(route, kind in self.project_early or not self.project_early)
+                              for kind, route in self.project.items()}
         self.project_other = _calls(self.project_default, False)
         self.actor_calls = {kind: _calls(route, False) for kind, route in self.actor.items()}
         self.actor_other = _calls(self.actor_default, False)

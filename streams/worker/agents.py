@@ -25,10 +25,9 @@ Exact after a crash without broker transactions:
 from __future__ import annotations
 
 import asyncio
-import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from operator import itemgetter
+from math import inf
 from typing import Any, NamedTuple
 
 import orjson
@@ -39,7 +38,10 @@ from streams.eventtime import (
     FIRST,
     PROGRESS,
     SRC,
+    Entry,
+    Holding,
     actors_report,
+    as_of,
     merge,
     new_progress,
     order_key,
@@ -80,8 +82,8 @@ class _KeyedHandler:
     def __init__(self, settings: StreamSettings, table: Any, outputs: Outputs) -> None:
         self.settings, self.table, self.out = settings, table, outputs
         self.applied = self.duplicates = self.late = self.redelivered = 0
-        self.holding: dict[int, Holding] = {}  # per partition: the events held for the watermark
-        self.current: dict[int, Holding] = {}  # the same, for the partitions of the batch under way
+        self.holding: dict[int, Held] = {}  # per partition: the events held for the watermark
+        self.current: dict[int, Held] = {}  # the same, for the partitions of the batch under way
         self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
         self.released: dict[int, tuple[float, float]] = {}  # per partition: both watermarks, after the last batch
         self.upto: dict[int, tuple[float, float]] = {}  # per partition: the watermarks its last stored marker says
@@ -149,13 +151,13 @@ class _KeyedHandler:
                     merge(progress, record)
                     moved = True
                 else:
-                    await self._hold(event.message, view, due, record, line, marks[1],
+                    await self._hold(event.message, view, due, record, line, marks,
                                      self.upto.get(partition) if type(event) is Reread else None)
             if moved:
                 marks = watermarks(progress, lateness, self.kind)
                 results += await self._release(partition, view, due, marks)
-        if due.heap and due.heap[0][0] <= marks[0]:  # late events: applied now, so the flush holds only
-            results += await self._release(partition, view, due, marks)  # what the watermarks have not passed
+        if due.passed(*marks):  # late events: applied now, so the flush holds only what the watermarks
+            results += await self._release(partition, view, due, marks)  # have not passed
         view[progress_key(partition)] = progress
         self.marks[partition] = marks[1]
         self.released[partition] = marks
@@ -167,9 +169,9 @@ class _KeyedHandler:
     async def _reload(self, topic: str, partition: int, group: list[Any]) -> list[Any]:
         """The partition's held events after a (re)start or rebalance: the messages from the last
         stored marker's `held` offset are read again, in front of the batch (which drops its copies),
-        and their events held again — but those at or below its `upto` watermarks (applied and stored
+        and their events held again — but those before its `upto` watermarks (applied and stored
         then, as is every record of the batch before `held`) or that their keys have applied since."""
-        self.holding[partition] = Holding()
+        self.holding[partition] = Held()
         marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
         stop = self.continuity.expected(partition)
         if not isinstance(marker, dict) or stop is None or not marker.get("upto"):
@@ -182,50 +184,61 @@ class _KeyedHandler:
         return again + [Reread(e.message) if e.message.offset < start else e
                         for e in group if not start <= e.message.offset < stop]
 
-    async def _hold(self, message: Any, view: BatchView, due: Holding, record: Any, line: bytes,
-                    mark: float, upto: tuple[float, float] | None = None) -> None:
-        """Keep one record until the watermark passes it. A record read again after a restart
-        (`upto`: the watermarks of the last stored flush) that they had passed was applied then
-        and is stored: skipped, whether its key is still there or was swept since."""
+    async def _hold(self, message: Any, view: BatchView, due: Held, record: Any, line: bytes,
+                    marks: tuple[float, float], upto: tuple[float, float] | None = None) -> None:
+        """Keep one record until its watermark passes it; one already behind it is late, and is
+        applied as of that watermark (`streams.eventtime.as_of`). A record read again after a
+        restart (`upto`: the watermarks of the last stored flush) that they had passed was applied
+        then and is stored: skipped, whether its key is still there or was swept since."""
         try:
             if type(record) is not dict:
                 raise ValueError("not JSON")
             key = record[self.key_field]
             if not isinstance(key, str):
                 raise ValueError(f"no {self.key_field}")
-            if upto is not None:
-                at, kind, _ = order_key(record)
-                if at <= (upto[0] if kind in self.early else upto[1]):
-                    self.redelivered += 1
-                    return
+            at, kind, _ = order_key(record)
+            early = kind in self.early
+            if upto is not None and at < (upto[0] if early else upto[1]):
+                self.redelivered += 1
+                return
             src = record.get("src")
-            if src is not None and (due.holds(src) or ((value := view.get(key)) is not None
-                                                      and applied(value, src, SRC))):
+            if src is not None and (due.holds(key, src) or ((value := view.get(key)) is not None
+                                                           and applied(value, src, SRC))):
                 self.redelivered += 1  # held or applied already (the key's changelog record says which)
                 return
-            at = due.add(key, record, message.offset)
+            mark = marks[0] if early else marks[1]
+            late = at < mark and at != FIRST
+            if late:
+                at = as_of(record, mark)
+                self.late += 1
+            due.hold(key, record, message.offset, early, at, late)
         except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
             await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
-            return
-        if at < mark:
-            self.late += 1
 
-    async def _release(self, partition: int, view: BatchView, due: Holding,
+    async def _release(self, partition: int, view: BatchView, due: Held,
                        marks: tuple[float, float]) -> list[StageResult]:
-        """Apply the held events the watermarks have passed, key by key, each key's in order; the
-        key's value then records the source coordinates it applied."""
+        """Apply the held records the watermarks have passed, in order; each key's value then
+        records the source coordinates it applied."""
         results: list[StageResult] = []
-        ahead, mark = marks
-        for key in due.due_keys(ahead):
-            ready = due.take(key, mark, ahead, self.early)
-            if not ready:
-                continue
-            for entry in ready:
-                result = await self._apply(partition, view, entry[3])
-                if result is not None and (result.findings or result.accesses):
-                    results.append(result)
+        ready = due.release(*marks, self.key_field)
+        if not ready:
+            return results
+        by_key: dict[str, list[Entry]] = {}
+        key_field = self.key_field
+        for entry in ready:
+            record = entry[4]
+            result = await self._apply(partition, view, record)
+            if result is not None and (result.findings or result.accesses):
+                results.append(result)
+            key = record[key_field]
+            entries = by_key.get(key)
+            if entries is None:
+                by_key[key] = [entry]
+            else:
+                entries.append(entry)
+        for key, entries in by_key.items():
             value = view.get(key)
-            view[key] = took(self.new_value() if value is None else value, ready, SRC)
+            view[key] = took(self.new_value() if value is None else value, entries, SRC)
         return results
 
     async def _apply(self, partition: int, view: BatchView, record: dict[str, Any]) -> StageResult | None:
@@ -283,7 +296,7 @@ class ActorHandler(_KeyedHandler):
         users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
         for count, key in enumerate(list(self.table.data.keys()), start=1):  # every partition this worker has
             partition = partition_for(key, self.settings.partitions)
-            if (partition in users and not is_marker(key) and key not in self.current[partition].held
+            if (partition in users and not is_marker(key) and not self.current[partition].holding(key)
                     and (value := views[partition].get(key)) is not None):
                 users[partition].append((key, value))
             if count % SWEEP_SLICE == 0:
@@ -315,8 +328,6 @@ class ActorHandler(_KeyedHandler):
 
 
 PEND = "pend"  # the key of a value: source coordinates (below `src`) of its events held, not applied
-Entry = tuple[float, str, str, dict[str, Any], int]
-_ORDER = itemgetter(0, 1, 2)
 
 
 class Reread(NamedTuple):
@@ -327,12 +338,12 @@ class Reread(NamedTuple):
 
 def took(value: dict[str, Any], ready: list[Entry], coords_key: str) -> dict[str, Any]:
     """A key's value after its `ready` events were applied: its source coordinates cover them,
-    and none of them is pending any more (the flush records the rest: `Holding.pend`)."""
+    and none of them is pending any more (the flush records the rest: `Held.pend`)."""
     if PEND in value:
-        value[PEND] = [s for s in value[PEND] if all(s != e[3].get("src") for e in ready)]
+        value[PEND] = [s for s in value[PEND] if all(s != e[4].get("src") for e in ready)]
     coords = value.get(coords_key)
     for entry in ready:
-        src = entry[3].get("src")
+        src = entry[4].get("src")
         if src is not None:
             if coords is None:
                 coords = value[coords_key] = {}
@@ -353,110 +364,102 @@ def applied(value: dict[str, Any], src: Sequence[int], coords_key: str) -> bool:
     return pending is None or list(src) not in pending
 
 
-class Holding:
-    """One stage partition's held events, by key; which keys are due; where they came from."""
+class Held:
+    """One stage partition's held events (`streams.eventtime.Holding`), with what a flush must say
+    about them: which keys hold which source coordinates, and which stage offsets they came from."""
 
-    __slots__ = ("due", "heap", "held", "offsets", "srcs")
+    __slots__ = ("early", "late", "offsets", "ordered", "srcs")
 
     def __init__(self) -> None:
-        self.held: dict[str, list[Entry]] = {}
-        self.due: dict[str, float] = {}  # key -> the earliest time of its held events
-        self.heap: list[tuple[float, str]] = []  # (due time, key); entries whose time is no longer due are stale
-        self.srcs: set[tuple[int, ...]] = set()  # source coordinates of the held events
-        self.offsets: dict[int, int] = {}  # stage offset -> how many held events came in that message
+        self.early = Holding()  # types released by the input's watermark alone (Registry.project_early)
+        self.ordered = Holding()
+        self.late = Holding()  # records that reached the stage behind its watermark, held at it
+        self.srcs: dict[str, set[tuple[int, ...]]] = {}  # key -> source coordinates of its held records
+        self.offsets: dict[int, int] = {}  # stage offset -> how many held records came in that message
 
     def __len__(self) -> int:
-        return sum(map(len, self.held.values()))
+        return len(self.early) + len(self.ordered) + len(self.late)
 
-    def holds(self, src: Sequence[int]) -> bool:
-        return tuple(src) in self.srcs
+    def passed(self, ahead: float, mark: float) -> bool:
+        """Whether the watermarks may have passed a held record (a late one, held after a release)."""
+        return self.early.earliest() <= ahead or self.ordered.earliest() <= mark or len(self.late.numbers) > 0
 
-    def add(self, key: str, record: dict[str, Any], offset: int) -> float:
-        """Hold one record of `key` (from the stage message at `offset`); its event time."""
-        at, kind, ident = order_key(record)
-        entries = self.held.get(key)
-        if entries is None:
-            entries = self.held[key] = []
-        entries.append((at, kind, ident, record, offset))
-        src = record.get("src")
-        if src is not None:
-            self.srcs.add(tuple(src))
+    def holds(self, key: str, src: Sequence[int]) -> bool:
+        """Whether the record at these source coordinates is held."""
+        held = self.srcs.get(key)
+        return held is not None and tuple(src) in held
+
+    def holding(self, key: str) -> bool:
+        """Whether `key` has a record held."""
+        return key in self.srcs
+
+    def hold(self, key: str, record: dict[str, Any], offset: int, early: bool, at: float, late: bool = False) -> None:
+        """Hold one record of `key` (from the stage message at `offset`) at event time `at`; a `late`
+        one (at its watermark) goes with the next release."""
+        entry = (self.late if late else self.early if early else self.ordered).hold(record, offset, at)
+        held = self.srcs.get(key)
+        if held is None:
+            held = self.srcs[key] = set()
+        held.add(_src(entry))
         self.offsets[offset] = self.offsets.get(offset, 0) + 1
-        if at < self.due.get(key, float("inf")):
-            self.due[key] = at
-            heapq.heappush(self.heap, (at, key))
-        return at
 
-    def due_keys(self, ahead: float) -> list[str]:
-        """The keys holding an event at or before `ahead`, sorted (the order they are released in)."""
-        keys = set()
-        heap, due = self.heap, self.due
-        while heap and heap[0][0] <= ahead:
-            at, key = heapq.heappop(heap)
-            if due.get(key) == at:
-                keys.add(key)
-        return sorted(keys)
-
-    def take(self, key: str, mark: float, ahead: float, early: frozenset[str]) -> list[Entry]:
-        """The key's held events the watermarks have passed, in order (`early` types by `ahead`);
-        the rest stay held."""
-        entries = self.held.pop(key, None)
-        self.due.pop(key, None)
-        if not entries:
-            return []
-        ready: list[Entry] = []
-        rest: list[Entry] = []
-        for entry in entries:
-            (ready if entry[0] <= (ahead if entry[1] in early else mark) else rest).append(entry)
-        if rest:
-            self.held[key] = rest
-            at = self.due[key] = min(entry[0] for entry in rest)
-            heapq.heappush(self.heap, (at, key))
+    def release(self, ahead: float, mark: float, key_field: str) -> list[Entry]:
+        """The records the watermarks have passed (`early` types by `ahead`), in order; they are no
+        longer held."""
+        ready = self.early.due(ahead)
+        ready += self.ordered.due(mark)
+        ready += self.late.due(inf)  # at the watermark they arrived behind: after what is before it
         offsets, srcs = self.offsets, self.srcs
         for entry in ready:
-            src = entry[3].get("src")
-            if src is not None:
-                srcs.discard(tuple(src))
-            left = offsets[entry[4]] - 1
+            key = entry[4][key_field]
+            held = srcs[key]
+            held.discard(_src(entry))
+            if not held:
+                del srcs[key]
+            left = offsets[entry[5]] - 1
             if left:
-                offsets[entry[4]] = left
+                offsets[entry[5]] = left
             else:
-                del offsets[entry[4]]
-        ready.sort(key=_ORDER)
+                del offsets[entry[5]]
         return ready
 
     def held_from(self) -> int | None:
-        """The lowest stage offset of a message with an event still held (None: nothing held)."""
+        """The lowest stage offset of a message with a record still held (None: nothing held)."""
         return min(self.offsets) if self.offsets else None
 
     def marker(self, released: tuple[float, float] | None) -> dict[str, Any]:
-        """What the partition's flush marker adds: the first stage offset with an event still
-        held, and how far both watermarks had released (what a restart need not hold again)."""
+        """What the partition's flush marker adds: the first stage offset with a record still held,
+        and how far both watermarks had released (what a restart need not hold again)."""
         held = self.held_from()
         upto = {"upto": list(released or (FIRST, FIRST))}
         return upto if held is None else {"held": held, **upto}
 
     def pend(self, view: Any, coords_key: str) -> None:
-        """Before a flush: each changed value records which of its key's held events are below
-        its source coordinates (applied out of arrival order)."""
+        """Before a flush: each changed value records which of its key's held records are below its
+        source coordinates (its records are applied in event-time order, not in arrival order)."""
         for key in view.changed():
             value = view.get(key)
             if not isinstance(value, dict) or is_marker(key):
                 continue
             coords = value.get(coords_key)
-            pending = self.pending(key, coords) if coords and key in self.held else []
+            pending = self.pending(key, coords) if coords and key in self.srcs else []
             if pending:
                 value[PEND] = pending
             elif PEND in value:
                 del value[PEND]
 
     def pending(self, key: str, coords: dict[str, list[int]]) -> list[list[int]]:
-        """Source coordinates of the key's held events at or below what its value has applied."""
+        """Source coordinates of the key's held records at or below what its value has applied."""
         out = []
-        for entry in self.held.get(key, ()):
-            src = entry[3].get("src")
-            if src is not None:
-                last = coords.get(str(src[0]))
-                if last is not None and src[1:] <= last:
-                    out.append(list(src))
+        for src in sorted(self.srcs.get(key, ())):
+            last = coords.get(str(src[0]))  # None for a record without coordinates (`_src`)
+            if last is not None and list(src[1:]) <= last:
+                out.append(list(src))
         return out
+
+
+def _src(entry: Entry) -> tuple[int, ...]:
+    """A held record's source coordinates; a record without them (an access) by its arrival, under
+    an input partition no record has (-1)."""
+    src = entry[4].get("src")
+    return (-1, entry[3]) if src is None else tuple(src)

@@ -42,12 +42,16 @@ from streams.kafka import faust_credentials, message_bytes
 from streams.metrics import Metrics
 from streams.settings import StreamSettings
 from streams.worker.agents import ActorHandler, Outputs, ProjectHandler
-from streams.worker.ingest import Router, run_ingest
+from streams.worker.ingest import Ingest, Router, run_ingest
 from streams.worker.web import register_views
 
 # A stage message carries up to a route batch's events for one partition (~256 KiB at most):
 # a few dozen of them make a large enough batch for one changelog write per key.
 STAGE_BATCH_MESSAGES = 64
+# Stage messages an agent holds fetched but not yet processed: Faust stops fetching a stage
+# partition when its agent's buffer is full, so a backlog waits in Kafka, not in the worker's
+# memory (Faust's default, 4,096 such messages of up to 256 KiB, let it grow to ~1 GB).
+STAGE_BUFFER_MESSAGES = 2 * STAGE_BATCH_MESSAGES
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ def _faust_config(settings: StreamSettings) -> dict[str, Any]:
     return {
         "broker": settings.broker,
         "store": settings.store,
-        **({"Table": "streams.worker.store:Table"} if settings.store == "rocksdb://" else {}),  # streams.worker.store
+        "Table": "streams.worker.store:Table",  # sunset's stores (streams.worker.store)
         "datadir": str(settings.data_dir),
         "topic_partitions": settings.partitions,
         "topic_replication_factor": settings.replication_factor,
@@ -83,6 +87,7 @@ def _faust_config(settings: StreamSettings) -> dict[str, Any]:
         "producer_max_request_size": message_bytes(settings),  # a dead letter carries a whole event
         "broker_credentials": faust_credentials(settings),
         "consumer_max_fetch_size": max(4 * 1024 * 1024, message_bytes(settings)),
+        "stream_buffer_maxsize": STAGE_BUFFER_MESSAGES,
         **settings.broker_overrides(),
     }
 
@@ -111,10 +116,10 @@ def _topology(app: faust.App, settings: StreamSettings) -> Topology:
 def create_app(settings: StreamSettings) -> faust.App:
     """A Faust app for these settings; nothing is created at import time."""
     app = faust.App(settings.app_id, **_faust_config(settings))
+    setattr(app, "sunset_settings", settings)  # noqa: B010 - what the stores' own changelog reading needs (streams.worker.store)
     topology = _topology(app, settings)
     metrics = Metrics()
     outputs = Outputs(topology.findings, topology.dead_letters, metrics)
-    router = Router(settings, topology.by_project, topology.by_actor, outputs)
     projects = ProjectHandler(settings, topology.projects, outputs)
     actors = ActorHandler(settings, topology.actors, topology.by_project, outputs)
 
@@ -138,13 +143,25 @@ def create_app(settings: StreamSettings) -> faust.App:
         projects.forget()
         actors.forget()
 
-    async def ingest() -> None:
-        topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]
-        await run_ingest(app, settings, router, topics)
-
-    app.task(ingest)
-
+    _add_ingest(app, settings, topology, outputs)
     return app
+
+
+def _add_ingest(app: faust.App, settings: StreamSettings, topology: Topology, outputs: Outputs) -> None:
+    """Ingest as a task of the app, stopped before the app's producer."""
+    ingest = Ingest(settings, Router(settings, topology.by_project, topology.by_actor, outputs))
+
+    async def run() -> None:
+        topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]
+        await run_ingest(app, ingest, topics)
+
+    @app.on_before_shutdown.connect
+    async def _stop_ingest(sender: Any, /, *args: Any, **kwargs: Any) -> None:
+        """Faust sends this after its consumer stopped and before its producer does: ingest ends
+        first, having committed what it forwarded (it would otherwise send to a stopped producer)."""
+        await ingest.stop(settings.stop_grace)
+
+    app.task(run)
 
 
 class _Worker(faust.Worker):

@@ -24,8 +24,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 
 from streams.audit import SNAPSHOT
-from streams.events import Rejected, compact, normalize_safely, parse_payload
-from streams.eventtime import FIRST, input_report
+from streams.events import compact, read
+from streams.eventtime import FIRST, as_of, input_report
 from streams.kafka import message_bytes, security_options
 from streams.settings import StreamSettings
 from streams.worker.batching import partition_for
@@ -56,22 +56,24 @@ def consumer_options(settings: StreamSettings) -> dict[str, Any]:
 class Ingest:
     """Input topic → `Router` → stage topics, in batches, committing after the broker has them."""
 
-    def __init__(self, settings: StreamSettings, router: Router, producer: Any) -> None:
-        self.settings, self.router, self.producer = settings, router, producer
+    def __init__(self, settings: StreamSettings, router: Router) -> None:
+        self.settings, self.router = settings, router
         self.consumer: AIOKafkaConsumer | None = None
-        # The input's progress (streams.eventtime): per input partition, the newest event time
-        # read and when a record last came; what the stages were last told; when idleness was checked.
-        self.at: dict[int, float] = {}
+        # The input's progress (streams.eventtime) is the router's `newest`; here, per input
+        # partition, when a record last came; what the stages were last told; when idleness was checked.
         self.last_data: dict[int, float] = {}
         self.told: tuple[int, dict[int, float], set[int]] | None = None
         self.checked = float("-inf")
+        self.stopping = asyncio.Event()  # set by `stop`: end after the batch under way is committed
+        self.stopped = asyncio.Event()
 
     async def run(self) -> None:
-        """Until cancelled. Broker errors are retried; anything else propagates (and crashes the worker)."""
+        """Until `stop` (or cancelled). Broker errors are retried; anything else propagates (and
+        crashes the worker)."""
         self.consumer = AIOKafkaConsumer(self.settings.input_topic, **consumer_options(self.settings))
-        await self.consumer.start()
         try:
-            while True:
+            await self.consumer.start()
+            while not self.stopping.is_set():
                 batches = await self.next_batch()
                 if batches:
                     await self.process(batches)
@@ -79,7 +81,20 @@ class Ingest:
                     await self.report()
                     await self.router.out.delivered()
         finally:
-            await self.consumer.stop()
+            try:
+                await self.consumer.stop()
+            finally:
+                self.stopped.set()
+
+    async def stop(self, within: float) -> None:
+        """End ingest before the worker's producer stops: the batch under way is forwarded and its
+        input offsets committed, then nothing more is read (at most `within` seconds)."""
+        self.stopping.set()
+        try:
+            async with asyncio.timeout(within):
+                await self.stopped.wait()
+        except TimeoutError:
+            log.warning("ingest did not stop within %g s; its last batch will be read again", within)
 
     async def next_batch(self) -> dict[TopicPartition, list[Any]]:
         """Up to `batch_size` records, waiting at most `batch_within` seconds once the first arrived."""
@@ -103,13 +118,10 @@ class Ingest:
 
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]
-        progress = await self.router.handle(messages)
+        await self.router.handle(messages)
         now = asyncio.get_running_loop().time()
         for tp in batches:
             self.last_data[tp.partition] = now
-        for partition, ts in progress.items():
-            if ts > self.at.get(partition, ts - 1):
-                self.at[partition] = ts
         await self.report()  # after the batch's records, on the same stage partitions
         await self.router.out.delivered()  # forwards and dead letters are on the broker before we commit
         offsets = {tp: records[-1].offset + 1 for tp, records in batches.items() if records}
@@ -144,7 +156,8 @@ class Ingest:
         if now - self.checked >= min(1.0, self.settings.idle_after / 4):  # at most once a second
             self.checked = now
             idle = await self._idle([p for p in assigned if now - self.last_data[p] >= self.settings.idle_after])
-        at = {p: self.at[p] for p in assigned if p in self.at}
+        newest = self.router.newest
+        at = {p: newest[p] for p in assigned if p in newest}
         if self.told == (total, at, idle):
             return
         await self.router.report(input_report(total, at, idle))
@@ -164,9 +177,9 @@ class Ingest:
             return set()
 
 
-async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics: list[Any]) -> None:
-    """The Faust task body: declare the stage topics, then ingest; a failure crashes the worker."""
-    ingest = Ingest(settings, router, app.producer)
+async def run_ingest(app: Any, ingest: Ingest, topics: list[Any]) -> None:
+    """The Faust task body: declare the stage topics, then ingest until stopped; a failure crashes
+    the worker (one while it stops is logged: what was not committed is read again next time)."""
     try:
         for topic in topics:
             await topic.maybe_declare()
@@ -174,42 +187,57 @@ async def run_ingest(app: Any, settings: StreamSettings, router: Router, topics:
     except asyncio.CancelledError:
         raise
     except Exception as exc:
+        if ingest.stopping.is_set():
+            log.warning("ingest stopped on %r; its last batch will be read again", exc)
+            return
         log.exception("ingest failed")
         await app.crash(exc)
         raise
 
 
 class Router:
-    """Input records → the two stage topics. Stateless; the only place raw JSON is parsed."""
+    """Input records → the two stage topics; the only place raw JSON is parsed (`streams.events.read`).
+
+    Its one piece of state is each input partition's progress, the newest event time read
+    (`newest`): an event more than the allowed lateness behind it is late and is applied as of
+    that bound (`streams.eventtime.as_of`), decided here, once, in the partition's order. It is
+    kept when a rebalance takes a partition and gives it back: what is then read again from the
+    last commit was forwarded already (the stages skip it by its source coordinates), and what
+    follows is judged as if nothing had happened. A worker that starts, or that gets a partition
+    another worker read, learns its progress from the events it reads."""
 
     def __init__(self, settings: StreamSettings, by_project: Any, by_actor: Any, outputs: Outputs) -> None:
-        self.partitions = settings.partitions
+        self.partitions, self.lateness = settings.partitions, settings.allowed_lateness
         self.by_project, self.by_actor, self.out = by_project, by_actor, outputs
+        self.newest: dict[int, float] = {}
 
-    async def handle(self, messages: Sequence[Any]) -> dict[int, float]:
-        """Route a batch; the newest event time read per input partition (its progress)."""
+    async def handle(self, messages: Sequence[Any]) -> None:
+        """Route a batch, in each input partition's order."""
         projects: Records = defaultdict(list)
         actors: Records = defaultdict(list)
-        progress: dict[int, float] = {}
-        parts, valid = self.partitions, 0
+        parts, lateness, newest = self.partitions, self.lateness, self.newest
+        valid = late = 0
         for message in messages:
-            payload = parse_payload(message.value or b"")
-            if isinstance(payload, Rejected):
-                await self.out.dead_letter(message, payload.reason)
-                continue
-            for index, raw in enumerate(payload):
-                record = normalize_safely(raw)
-                if isinstance(record, Rejected):
-                    await self.out.dead_letter(message, record.reason, element=index if len(payload) > 1 else None)
+            got = read(message.value or b"")
+            items = (got,) if type(got) is dict else got
+            partition = message.partition
+            for index, event in enumerate(items):
+                if type(event) is not dict:
+                    await self.out.dead_letter(message, event.reason, element=event.element)  # type: ignore[union-attr]
                     continue
                 valid += 1
-                p_key, a_key = record["pkey"], record["akey"]
+                p_key, a_key = event["pkey"], event["akey"]
                 if p_key is None and a_key is None:
                     continue  # no detector reads this event type
-                record = compact(record)
-                record["src"] = [message.partition, message.offset, index]  # what the stages skip when read again
-                if record["event_type"] != SNAPSHOT and record["ts"] > progress.get(message.partition, FIRST):
-                    progress[message.partition] = record["ts"]  # a snapshot's taken_at is not stream time
+                record = compact(event)
+                record["src"] = [partition, message.offset, index]  # what the stages skip when read again
+                if record["event_type"] != SNAPSHOT:  # a snapshot's taken_at is not stream time
+                    ts, top = record["ts"], newest.get(partition, FIRST)
+                    if ts > top:
+                        newest[partition] = ts
+                    elif ts < top - lateness:
+                        as_of(record, top - lateness)
+                        late += 1
                 if p_key is not None:
                     projects[partition_for(p_key, parts)].append(record)
                 if a_key is not None:
@@ -217,10 +245,10 @@ class Router:
         metrics = self.out.metrics
         metrics.inc("sunset_stream_messages_total", len(messages), stage="route")
         metrics.inc("sunset_stream_events_total", valid, stage="route")
+        metrics.inc("sunset_stream_late_events_total", late, stage="route")
         metrics.inc("sunset_stream_batches_total", stage="route")
         await self.out.forward(self.by_project, projects)
         await self.out.forward(self.by_actor, actors)
-        return progress
 
     async def report(self, record: dict[str, Any]) -> None:
         """A progress report to every partition of both stage topics."""

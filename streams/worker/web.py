@@ -20,6 +20,11 @@ def _values(table: Any) -> list[tuple[str, Any]]:
     return sorted((k, v) for k, v in table.data.items() if v and not is_marker(k))
 
 
+def _count(table: Any) -> int:
+    """How many projects or users a table holds (no sorting: a scrape is frequent)."""
+    return sum(1 for key, value in table.data.items() if value and not is_marker(key))
+
+
 def tallies(projects: Any, project: str | None = None) -> dict[str, dict[str, int]]:
     """Download counts per project path (this worker's partitions)."""
     return {key: dict(value["downloads"]) for key, value in _values(projects)
@@ -67,5 +72,5 @@ def register_views(app: faust.App, projects: Any, actors: Any, metrics: Metrics)
 
     @app.page("/metrics")
     async def metrics_view(web: View, request: Request) -> Response:
-        gauges = {"sunset_stream_projects": len(_values(projects)), "sunset_stream_users": len(_values(actors))}
+        gauges = {"sunset_stream_projects": _count(projects), "sunset_stream_users": _count(actors)}
         return web.text(metrics.render(gauges), content_type=CONTENT_TYPE)

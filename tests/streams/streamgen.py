@@ -28,7 +28,7 @@ class _Stream:
         self.events: list[tuple[float, dict[str, Any]]] = []
         self.projects = [f"g{g}/app-{i}" for g in range(4) for i in range(12)]
         self.ci = [f"ci/job-{i}" for i in range(6)]
-        self.public = set(self.projects[::3])
+        self.public = set(self.projects[2::3])  # not the two projects of the snapshot
         self.flipping = set(self.projects[1::10])  # downloaded under both types
         self.users = list(range(100, 160))
 

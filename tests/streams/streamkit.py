@@ -59,6 +59,12 @@ def limits(**overrides: Any) -> DetectorSettings:
     return DetectorSettings(**overrides)
 
 
+def stream_cli(*args: str, data: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`sunset stream ARGS` in a subprocess (exit codes, standard streams, pipes are what is tested)."""
+    return subprocess.run([sys.executable, "-m", "scanner.cli", "stream", *args], capture_output=True, cwd=ROOT,
+                          input=None if data is None else data.decode(), text=True, timeout=timeout, check=False)
+
+
 @pytest.fixture(scope="session", name="broker")
 def broker_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
     """One Tansu broker for the session (shared by every module that imports this fixture)."""

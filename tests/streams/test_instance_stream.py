@@ -26,7 +26,7 @@ from test_instance_scan import acme
 from scanner.cli import main
 from scanner.instance.distributed import TOPIC_SUFFIX
 from streams.dev import EmbeddedBroker, free_port
-from streams.receiver import HOOK_TOKEN_HEADER, INSTANCE_TOPIC_SUFFIX, create_receiver, runner_options
+from streams.receiver import HOOK_TOKEN_HEADER, INSTANCE_TOPIC_SUFFIX, receiver_runner
 from streams.settings import load_settings
 
 APP = "sunset-instance-e2e"
@@ -65,7 +65,7 @@ def worker_fixture(broker: EmbeddedBroker, tmp_path: Path) -> Iterator[tuple[str
 async def hooks(bootstrap_url: str, bodies: list[tuple[str, bytes]]) -> list[tuple[int, Any]]:
     """`sunset stream receive`'s app on 127.0.0.1: POST each body to /system-hooks with a token."""
     settings = load_settings("dev", broker=bootstrap_url, token="hook-secret", app_id=APP, partitions=2)
-    runner = web.AppRunner(create_receiver(settings), **runner_options(settings))
+    runner = receiver_runner(settings)
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
@@ -134,7 +134,7 @@ def test_a_group_published_becomes_the_one_machine_scan(worker: tuple[str, str, 
         ("hook-secret", json.dumps(other).encode()), ("hook-secret", json.dumps(push).encode())])) == [
         (401, {"error": "invalid or missing X-Gitlab-Token"}),
         (400, {"error": "invalid JSON: unexpected character, expected a string key: line 1 column 2 (char 1)"}),
-        (200, {"ignored": "user_create"}), (200, {"accepted": 1})]
+        (200, {"ignored": "user_create"}), (200, {"accepted": 1, "dead_letters": 0})]
     rescanned = wait_for("the pushed project rescanned", lambda: (r := try_json(
         url + "/instance-findings?project=acme/apps/web")) and "license-scanning-templates" not in {
         f["rule_id"] for f in r["acme/apps/web"]["findings"]} and r)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from math import inf, nextafter
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,9 @@ def new_app(tmp_path: Path) -> Any:
 
 def stage_message(*raws: dict[str, Any], through: float | None = None) -> bytes:
     """Stage records, then (`through`: a second of `streamkit.at`) the progress reports that move
-    the watermark there: the one input partition idle at it, and every actor partition released to it."""
+    the watermark past it (a release takes what is before its watermark): the one input partition
+    idle at it (its watermark just above its newest time), and every actor partition released to
+    just above it."""
     records = []
     for raw in raws:
         out = normalize(raw)
@@ -63,7 +66,7 @@ def stage_message(*raws: dict[str, Any], through: float | None = None) -> bytes:
         records.append(compact(out))
     if through is not None:
         ts = BASE + through
-        records += [input_report(1, {0: ts}, {0}), *(actors_report(4, {p: ts}) for p in range(4))]
+        records += [input_report(1, {0: ts}, {0}), *(actors_report(4, {p: nextafter(ts, inf)}) for p in range(4))]
     (message,) = encode_lines(records)
     return message
 
@@ -136,7 +139,7 @@ def test_actors_agent_forwards_accesses_to_the_accessed_projects_partition(tmp_p
     record, partition = forward
     # then every project partition hears how far this actor partition has released (after the access)
     assert [(r["source"], r["at"], p) for r, p in forwards[1:]] == [
-        ("actors", {str(partition_for("7", 4)): BASE + 1}, p) for p in range(4)]
+        ("actors", {str(partition_for("7", 4)): nextafter(BASE + 1, inf)}, p) for p in range(4)]
     assert partition == partition_for("a/shared", 4)
     assert (record["event_type"], record["id"], record["origin"], record["entity_path"]) == (
         "sunset_job_token_access", "access:31", "a/deploy", "a/shared")

@@ -23,6 +23,7 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
     limits,
     produce_records,
     read_topic,
+    stream_cli,
     try_json,
     wait_for,
 )
@@ -81,7 +82,7 @@ def test_dev_runs_broker_worker_and_receiver_locally(tmp_path: Path) -> None:
             headers={"X-Gitlab-Event-Streaming-Token": "dev-token",
                      "Content-Type": "application/x-www-form-urlencoded"})
         with urllib.request.urlopen(request, timeout=10) as response:
-            assert (response.status, response.read()) == (200, b'{"accepted": 1}')
+            assert (response.status, response.read()) == (200, b'{"accepted": 1, "dead_letters": 0}')
         expected = replay_file(SAMPLE, limits())["downloads"]
         expected["dev/try"] = {"repository_download_operation": 1, "public_repository_download_operation": 0}
         tallies = wait_for("the tallies", lambda: (t := try_json(f"http://127.0.0.1:{web_port}/tallies")) == expected
@@ -124,7 +125,9 @@ def test_findings_reads_the_topic_as_a_table_then_follows_it(broker: EmbeddedBro
     assert [json.loads(line) for line in out.stdout.splitlines()] == [  # the last state of each, by id
         {"id": "gap:a", "kind": "job_token_allowlist_gap", "status": "open"},
         {"id": "gap:b", "kind": "job_token_allowlist_gap", "status": "resolved"}]
-    follow = subprocess.Popen([*command, "--follow"], stdout=subprocess.PIPE, cwd=ROOT, env=env, bufsize=0)
+    # started as a shell starts a background job: SIGINT ignored, so Python installs no handler of its own
+    follow = subprocess.Popen([*command, "--follow"], stdout=subprocess.PIPE, cwd=ROOT, env=env, bufsize=0,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         assert follow.stdout is not None
         lines = [line_within(follow.stdout), line_within(follow.stdout)]
@@ -134,3 +137,13 @@ def test_findings_reads_the_topic_as_a_table_then_follows_it(broker: EmbeddedBro
     finally:
         follow.send_signal(signal.SIGINT)
         assert follow.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("command", [["findings"], ["findings", "--follow"], ["publish", str(SAMPLE)]])
+def test_a_broker_that_is_not_there_is_one_line_and_exit_2(command: list[str]) -> None:
+    port = free_port()
+    done = stream_cli(*command, "--broker", f"kafka://127.0.0.1:{port}")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"sunset stream {command[0]}: cannot reach the broker at kafka://127.0.0.1:{port} "
+                           f"(KafkaConnectionError: Unable to bootstrap from [('127.0.0.1', {port}, "
+                           "<AddressFamily.AF_INET: 2>)])\n")

@@ -161,7 +161,8 @@ def gap(source: str, target: str, count: int, first: str, last: str, **over: Any
     out = {"kind": "job_token_allowlist_gap", "id": f"job_token_allowlist_gap:{source}>{target}",
            "status": "open", "source_project": source, "target_project": target,
            "user": {"id": 7, "name": "User 7"}, "count": count, "first_seen": first, "last_seen": last,
-           "resolved_at": None, "evidence": ["audit_correlation"], "allowlist": "unknown", "inbound_enabled": None}
+           "resolved_at": None, "evidence": ["audit_correlation"], "allowlist": "unknown", "inbound_enabled": None,
+           "target_visibility": None}
     out.update(over)
     return out
 
@@ -250,16 +251,19 @@ def test_allowlist_membership_is_judged_at_the_access_time_whatever_the_arrival_
         "job_token_allowlist_gap:a/deploy>a/shared@2025-06-02T09:00:30.000Z": ("open", 1, None)}
 
 
-def test_a_late_add_that_predates_the_access_withdraws_the_gap() -> None:
+def test_a_late_add_that_predates_the_access_takes_effect_as_of_its_arrival() -> None:
     added = event("secure_ci_job_token_project_added", 1, project="a/shared", ident=1,
                   details={"custom_message": "Project a/deploy was added to inbound list of allowed projects for "
                                              "a/shared"})
     # within the allowed lateness the add is applied first, in event-time order: no gap at all
     assert run([login(5, "a/deploy"), artifact(6, "a/shared"), added])[1] == []
-    # later than that it is late: the gap was judged without it, and is withdrawn
-    _, findings = run([login(5, "a/deploy"), artifact(6, "a/shared"), added], limits(allowed_lateness=0))
-    assert [(f["status"], f["resolved_at"]) for f in findings] == [("open", None),
-                                                                   ("withdrawn", "2025-06-02T09:00:01.000Z")]
+    # later than that it is late: applied as of the watermark when it arrives (7 s), after the access
+    # it arrived after, which was a gap; the gap is resolved then — never before it was seen
+    download = event("repository_download_operation", 7, project="a/other", ident="d-7")
+    _, findings = run([login(5, "a/deploy"), artifact(6, "a/shared"), download, added], limits(allowed_lateness=0))
+    assert [(f["status"], f["first_seen"], f["resolved_at"]) for f in findings] == [
+        ("open", "2025-06-02T09:00:06.000Z", None),
+        ("resolved", "2025-06-02T09:00:06.000Z", "2025-06-02T09:00:07.000Z")]
 
 
 def test_a_late_add_after_the_access_resolves_the_gap() -> None:
@@ -336,23 +340,27 @@ def test_users_idle_past_the_horizon_are_forgotten_at_the_next_sweep() -> None:
 
 
 def test_a_sweep_keeps_users_with_recent_logins_or_waiting_events_only() -> None:
-    # a sweep runs at 600.5 (cutoff 0.5), between user 7's login and the access it authenticated;
-    # user 9's access waits for a login delivered after the sweep; user 5 has only old events
-    events = [*clones(5, ["g/x"], start=0), artifact(0, "g/y", user=5), login(599, "a/deploy"),
-              artifact(600.5, "a/shared", user=9, ip="10.8.8.8"), artifact(601, "a/shared"),
-              login(598, "a/build", user=9, ip="10.8.8.8")]
+    # sweeps run at 0.1 (the first release) and 600.5 (cutoff 0.5), between user 7's login and the
+    # access it authenticated; user 9's access waits for the login of the same millisecond, applied
+    # after it (event-time ties go by type); users 5 and 8 have only old events
+    events = [*clones(5, ["g/x"], start=0), artifact(0, "g/y", user=5), artifact(0.1, "g/y", user=8),
+              artifact(0.2, "g/y", user=8), login(599, "a/deploy"),
+              artifact(600.5, "a/shared", user=9, ip="10.8.8.8"), login(600.5, "a/build", user=9, ip="10.8.8.8"),
+              artifact(601, "a/shared")]
     engine, findings = run(events, limits(allowed_lateness=0))  # the watermark at the newest event
-    assert (sorted(engine.actors), engine.stats["users_expired"]) == (["7", "9"], 1)
+    assert (sorted(engine.actors), engine.stats["users_expired"], engine.stats["late"]) == (["7", "9"], 2, 0)
     assert [(f["source_project"], f["target_project"], f["user"]["id"]) for f in findings] == [
-        ("a/deploy", "a/shared", 7), ("a/build", "a/shared", 9)]
+        ("a/build", "a/shared", 9), ("a/deploy", "a/shared", 7)]
 
 
 def test_a_stream_of_ever_new_users_keeps_only_the_recent_ones() -> None:
     engine = Engine(limits(allowed_lateness=0))  # the watermark at the newest event
     for second in range(10_000):  # a new user every second, each downloading once
         engine.apply(norm(event("repository_download_operation", second, author=100 + second, ident=second)))
-    # the last sweep ran at 9600 and kept users seen from 9000 on: 600 + 1 of them, then 399 more
-    assert (len(engine.actors), min(engine.actors, key=int), engine.stats["users_expired"]) == (1000, "9100", 9000)
+    # a release takes the events before the watermark: the first ran at 1 s, so sweeps run at 1, 601,
+    # ..., 9601; the last (cutoff 9001) kept users seen from 9001 on, 600 of them, then 398 more came
+    # (the last second's event is still held at the watermark)
+    assert (len(engine.actors), min(engine.actors, key=int), engine.stats["users_expired"]) == (998, "9101", 9001)
 
 
 def test_expiry_changes_no_result() -> None:
@@ -385,3 +393,57 @@ def test_expiry_changes_no_result() -> None:
     assert {key: value["downloads"] for key, value in swept.projects.items()} == {
         key: value["downloads"] for key, value in kept.projects.items()}
     assert len(swept.actors) < len(kept.actors)
+
+
+def visibility(second: float, project: str, to: str, **kw: Any) -> dict[str, Any]:
+    """GitLab's `project_visibility_level_updated` (Audit::ProjectChangesAuditor)."""
+    return event("project_visibility_level_updated", second, project=project, ident=f"vis-{project}-{second}",
+                 details={"custom_message": f"Changed visibility_level from Private to {to}",
+                          "change": "visibility_level", "from": "Private", "to": to}, **kw)
+
+
+def clone(second: float, project: str, user: int = 7, ip: str = "10.9.9.9") -> dict[str, Any]:
+    return event("repository_git_operation", second, project=project, author=user, ip=ip,
+                 ident=f"clone-{project}-{second}", details={"custom_message": {"protocol": "http",
+                                                                             "action": "git-upload-pack"}})
+
+
+def test_a_job_token_reading_artifacts_of_a_public_or_internal_project_needs_no_allowlist() -> None:
+    """GitLab's ProjectPolicy lets a job token not on the allowlist read a public or internal project's
+    artifacts (and packages, images, releases, environments), nothing else: the artifact download is
+    an info finding, the clone a gap; on a private project both are gaps."""
+    events = [visibility(0, "a/pub", "Public"), visibility(0, "a/int", "Internal"),
+              event("repository_download_operation", 0, project="a/priv", ident="d-priv"),  # private or internal
+              login(10, "a/deploy"), artifact(11, "a/pub"), clone(12, "a/pub"),
+              login(20, "a/deploy"), artifact(21, "a/int"), artifact(22, "a/priv"), artifact(23, "a/never")]
+    _, findings = run(events)
+    got = {(f["kind"], f["target_project"], f.get("target_visibility")) for f in findings}
+    assert got == {("job_token_public_access", "a/pub", "public"), ("job_token_allowlist_gap", "a/pub", "public"),
+                   ("job_token_public_access", "a/int", "internal"),
+                   ("job_token_allowlist_gap", "a/priv", "private_or_internal"),
+                   ("job_token_allowlist_gap", "a/never", None)}
+    info = next(f for f in findings if f["id"] == "job_token_public_access:a/deploy>a/pub")
+    assert info == {"kind": "job_token_public_access", "id": "job_token_public_access:a/deploy>a/pub",
+                    "severity": "info", "source_project": "a/deploy", "target_project": "a/pub",
+                    "target_visibility": "public", "feature": "builds", "via": "job_artifact_downloaded",
+                    "user": {"id": 7, "name": "User 7"}, "count": 1, "first_seen": "2025-06-02T09:00:11.000Z",
+                    "last_seen": "2025-06-02T09:00:11.000Z"}
+
+
+def test_visibility_is_judged_at_the_access_time() -> None:
+    """Public at the first artifact download, private (a visibility change) at the second: info, then a gap."""
+    events = [event("public_repository_download_operation", 0, project="a/x", ident="p-1"),
+              login(10, "a/deploy"), artifact(11, "a/x"), visibility(30, "a/x", "Private"),
+              login(40, "a/deploy"), artifact(41, "a/x")]
+    _, findings = run(events)
+    assert [(f["kind"], f["first_seen"]) for f in findings] == [
+        ("job_token_public_access", "2025-06-02T09:00:11.000Z"),
+        ("job_token_allowlist_gap", "2025-06-02T09:00:41.000Z")]
+
+
+def test_a_visibility_change_without_its_level_is_a_dead_letter() -> None:
+    bad = event("project_visibility_level_updated", 1, ident="v", details={"custom_message": "Changed something"})
+    assert normalize(bad) == Rejected("project_visibility_level_updated without its new level")
+    from_message = normalize(event("project_visibility_level_updated", 1, ident="w", details={
+        "custom_message": "Changed visibility_level from Public to Internal"}))
+    assert isinstance(from_message, dict) and from_message["visibility"] == "internal"

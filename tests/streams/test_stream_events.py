@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamkit import event
 
 from streams.audit import iso, parse_time
-from streams.events import Rejected, compact, normalize, parse_payload
+from streams.events import BOM, Rejected, compact, normalize, read
 
 
-def test_payload_object_array_and_garbage() -> None:
-    assert parse_payload(b'{"a": 1}') == [{"a": 1}]
-    assert parse_payload(b'[{"a": 1}, {"b": 2}]') == [{"a": 1}, {"b": 2}]
-    bad = parse_payload(b'{"a": ')
-    assert isinstance(bad, Rejected) and bad.reason.startswith("invalid JSON: ")
+def test_one_event_an_array_and_garbage() -> None:
+    """`read` is the one parser of the replay and the worker: one well-formed event comes back as
+    itself; an array as one item per element, a rejection saying which element; garbage as one
+    rejection."""
+    one = event("repository_download_operation", 1, ident=1)
+    assert read(json.dumps(one).encode()) == normalize(dict(one))
+    many = read(json.dumps([one, {"event_type": ""}, 5]).encode())
+    assert isinstance(many, list) and many[0] == normalize(dict(one))
+    assert many[1:] == [Rejected("missing event_type", 1), Rejected("not a JSON object", 2)]
+    assert read(json.dumps([5]).encode()) == [Rejected("not a JSON object")]  # one element: no index
+    assert read(b"7") == [Rejected("not a JSON object")]
+    bad = read(b'{"a": ')
+    assert isinstance(bad, list) and len(bad) == 1 and isinstance(bad[0], Rejected)
+    assert bad[0].reason.startswith("invalid JSON: ") and bad[0].element is None
+
+
+def test_a_byte_order_mark_is_not_part_of_the_json() -> None:
+    one = event("repository_download_operation", 1, ident=1)
+    assert read(BOM + json.dumps(one).encode()) == normalize(dict(one))
+    assert read(BOM + b"[]") == []
 
 
 def test_created_at_forms() -> None:
@@ -116,7 +133,7 @@ def test_compact_keeps_only_what_the_stages_read() -> None:
     assert not isinstance(out, Rejected)
     assert sorted(compact(out)) == sorted([
         "event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_type", "entity_path",
-        "entity_id", "target_id", "target_details", "message", "action", "download", "pkey", "akey"])
+        "entity_id", "target_id", "target_details", "message", "action", "download", "pkey", "akey", "visibility"])
 
 
 def test_the_fast_path_gives_exactly_what_the_general_path_gives() -> None:

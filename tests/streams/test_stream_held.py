@@ -1,5 +1,7 @@
-"""The replay's holding (`streams.eventtime.Held`): buckets of whole seconds must release exactly what a
-heap of the same entries would, in the same order, whatever the times, ties and marks."""
+"""The one holding of held events (`streams.eventtime.Holding`: the replay's and every stage
+partition's): buckets of whole seconds must release exactly what a heap of the same entries would —
+the entries before the mark, never one at it — in the same order, whatever the times, ties and
+marks."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamkit import limits
 
-from streams.eventtime import FIRST, Held
+from streams.eventtime import FIRST, Holding
 from streams.replay import replay_lines
 
 TIMES = st.one_of(
@@ -28,7 +30,7 @@ MARKS = st.one_of(st.floats(min_value=-6.0, max_value=6.0, allow_nan=False), st.
 @given(st.lists(st.tuples(st.lists(st.tuples(TIMES, KINDS, st.sampled_from(["", "1", "2"])), max_size=12),
                           MARKS), max_size=8))
 def test_buckets_release_what_a_heap_releases(rounds: list[tuple[list[tuple[float, str, str]], float]]) -> None:
-    held, heap = Held(), []
+    held, heap = Holding(), []
     seq = 0
     for arrivals, mark in rounds:  # some entries arrive, then the watermark says `mark`
         for ts, kind, ident in arrivals:
@@ -37,7 +39,7 @@ def test_buckets_release_what_a_heap_releases(rounds: list[tuple[list[tuple[floa
             held.add(entry)
             heapq.heappush(heap, entry)
         expected = []
-        while heap and heap[0][0] <= mark:
+        while heap and heap[0][0] < mark:
             expected.append(heapq.heappop(heap))
         assert held.due(mark) == expected
         assert len(held) == len(heap)
@@ -45,14 +47,14 @@ def test_buckets_release_what_a_heap_releases(rounds: list[tuple[list[tuple[floa
 
 
 def test_a_partly_released_bucket_keeps_its_later_entries_in_order() -> None:
-    held = Held()
+    held = Holding()
     for seq, ts in enumerate([10.9, 10.1, 10.5, 11.0, 9.99], start=1):
         held.add((ts, "t", "", seq, {}, seq))
-    assert [entry[0] for entry in held.due(10.5)] == [9.99, 10.1, 10.5]
+    assert [entry[0] for entry in held.due(10.5)] == [9.99, 10.1]  # not 10.5: at the mark, it waits
     held.add((10.2, "t", "", 6, {}, 6))  # late: before the mark that already passed it
     assert [entry[0] for entry in held.due(10.5)] == [10.2]
-    assert [entry[0] for entry in held.due(11.0)] == [10.9, 11.0]
-    assert held.due(float("inf")) == []
+    assert [entry[0] for entry in held.due(11.0)] == [10.5, 10.9]
+    assert [entry[0] for entry in held.due(float("inf"))] == [11.0]
 
 
 def _download(user: int, project: int, second: float) -> bytes:

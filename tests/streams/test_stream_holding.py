@@ -1,51 +1,65 @@
-"""A stage partition's held events (streams.worker.agents): released in order, and which records a key's
-value says it has applied — what a restarted worker skips or holds again."""
+"""A stage partition's held records (`streams.worker.agents.Held`, over `streams.eventtime.Holding`):
+released in order, and which records a key's value says it has applied — what a restarted worker
+skips or holds again."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from streams.worker.agents import PEND, Holding, applied
+from streams.worker.agents import PEND, Held, applied
 
 
-def rec(kind: str, ts: float, ident: str, src: list[int] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"event_type": kind, "ts": ts, "id": ident}
+def rec(kind: str, ts: float, ident: str, src: list[int] | None = None, key: str = "k") -> dict[str, Any]:
+    out: dict[str, Any] = {"event_type": kind, "ts": ts, "id": ident, "akey": key}
     if src is not None:
         out["src"] = src
     return out
 
 
-def test_due_keys_come_sorted_and_each_key_releases_in_event_time_order() -> None:
-    holding = Holding()
-    holding.add("b", rec("push", 30.0, "3", [0, 7, 0]), offset=5)
-    holding.add("b", rec("push", 10.0, "1", [0, 8, 0]), offset=6)
-    holding.add("a", rec("push", 20.0, "2", [1, 2, 0]), offset=6)
-    holding.add("c", rec("push", 90.0, "9", [1, 3, 0]), offset=7)
-    assert holding.due_keys(25.0) == ["a", "b"]
-    assert [e[2] for e in holding.take("b", 25.0, 25.0, frozenset())] == ["1"]
-    assert [e[2] for e in holding.take("a", 25.0, 25.0, frozenset())] == ["2"]
-    # b keeps its event of 30 s (from the message at offset 5): it is due again, and the oldest message held
-    assert (holding.held_from(), holding.due, len(holding)) == (5, {"b": 30.0, "c": 90.0}, 2)
-    assert holding.holds([0, 7, 0]) and not holding.holds([0, 8, 0])
-    assert holding.due_keys(25.0) == []
-    assert holding.due_keys(100.0) == ["b", "c"]
+def hold(held: Held, record: dict[str, Any], offset: int, early: bool = False) -> None:
+    held.hold(record["akey"], record, offset, early, record["ts"])
+
+
+def test_records_come_out_in_event_time_order_and_leave_the_holding() -> None:
+    held = Held()
+    hold(held, rec("push", 30.0, "3", [0, 7, 0], key="b"), offset=5)
+    hold(held, rec("push", 10.0, "1", [0, 8, 0], key="b"), offset=6)
+    hold(held, rec("push", 20.0, "2", [1, 2, 0], key="a"), offset=6)
+    hold(held, rec("push", 90.0, "9", [1, 3, 0], key="c"), offset=7)
+    assert [e[2] for e in held.release(25.0, 25.0, "akey")] == ["1", "2"]
+    # b keeps its record of 30 s (from the message at offset 5): the oldest message held
+    assert (held.held_from(), len(held), held.holding("b"), held.holding("a")) == (5, 2, True, False)
+    assert held.holds("b", [0, 7, 0]) and not held.holds("b", [0, 8, 0])
+    assert held.release(25.0, 25.0, "akey") == []
+    assert not held.passed(25.0, 25.0) and held.passed(30.0, 30.0)
+    assert [e[2] for e in held.release(100.0, 100.0, "akey")] == ["3", "9"]
+    assert (held.held_from(), len(held), held.marker((100.0, 100.0))) == (None, 0, {"upto": [100.0, 100.0]})
 
 
 def test_early_types_go_by_the_input_watermark() -> None:
-    holding = Holding()
-    holding.add("p", rec("download", 50.0, "d", [0, 1, 0]), offset=0)
-    holding.add("p", rec("access", 40.0, "x", [0, 2, 0]), offset=0)
-    ready = holding.take("p", 30.0, 60.0, frozenset({"download"}))
-    assert [e[2] for e in ready] == ["d"]
-    assert holding.held["p"][0][2] == "x"
+    held = Held()
+    hold(held, rec("download", 50.0, "d", [0, 1, 0]), offset=0, early=True)
+    hold(held, rec("access", 40.0, "x", [0, 2, 0]), offset=0)
+    assert [e[2] for e in held.release(60.0, 30.0, "akey")] == ["d"]
+    assert held.marker((60.0, 30.0)) == {"held": 0, "upto": [60.0, 30.0]}
+    assert held.release(60.0, 40.0, "akey") == []  # a release takes what is before its watermark, not at it
+    assert [e[2] for e in held.release(60.0, 40.5, "akey")] == ["x"]
+
+
+def test_a_record_without_coordinates_still_keeps_its_key_held() -> None:
+    held = Held()
+    hold(held, rec("access", 40.0, "x"), offset=3)
+    assert held.holding("k") and held.pending("k", {"0": [9, 0]}) == []
+    held.release(41.0, 41.0, "akey")
+    assert not held.holding("k")
 
 
 def test_a_value_has_applied_what_its_coordinates_cover_except_what_is_pending() -> None:
-    holding = Holding()
-    holding.add("k", rec("push", 10.0, "late", [2, 4, 0]), offset=1)  # held, below what the key applied
-    holding.add("k", rec("push", 99.0, "new", [2, 9, 0]), offset=1)  # held, above it
+    held = Held()
+    hold(held, rec("push", 10.0, "late", [2, 4, 0]), offset=1)  # held, below what the key applied
+    hold(held, rec("push", 99.0, "new", [2, 9, 0]), offset=1)  # held, above it
     coords = {"2": [6, 0]}
-    value = {"src": coords, PEND: holding.pending("k", coords)}
+    value = {"src": coords, PEND: held.pending("k", coords)}
     assert value[PEND] == [[2, 4, 0]]
     assert [applied(value, src, "src") for src in ([2, 3, 0], [2, 4, 0], [2, 6, 0], [2, 6, 1], [2, 9, 0],
                                                       [5, 1, 0])] == [True, False, True, False, False, False]

@@ -26,7 +26,7 @@ from streams import events
 from streams.detectors.base import NONE, Base, Event, Result, State
 from streams.detectors.registry import DETECTORS, Registry
 from streams.dev import EmbeddedBroker, free_port
-from streams.receiver import TOKEN_HEADER, create_receiver, runner_options
+from streams.receiver import TOKEN_HEADER, receiver_runner
 from streams.replay import Engine, replay_lines
 from streams.settings import DetectorSettings, StreamSettings, load_settings
 
@@ -192,15 +192,17 @@ def status_and_body(answer: bytes) -> tuple[int, Any]:
     return int(head.split(b" ")[1]), json.loads(body)
 
 
-def serve_and(settings_: StreamSettings, scenario: Any) -> Any:
+def serve_and(settings_: StreamSettings, scenario: Any, ready: bool = True) -> Any:
+    """Run the receiver, wait until its broker is there (unless not `ready`: a scenario that never
+    publishes), and run `scenario(port)`."""
     async def main() -> Any:
-        runner = web.AppRunner(create_receiver(settings_), **runner_options(settings_))
+        runner = receiver_runner(settings_)
         await runner.setup()
         port = free_port()
         await web.TCPSite(runner, "127.0.0.1", port).start()
         try:
             async with aiohttp.ClientSession() as session:
-                for _ in range(300):
+                for _ in range(300 if ready else 0):
                     async with session.get(f"http://127.0.0.1:{port}/health") as response:
                         if response.status == 200:
                             break

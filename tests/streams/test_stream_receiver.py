@@ -16,7 +16,7 @@ from aiohttp import web
 from streamkit import broker_fixture, event, parse_metrics, read_topic, sample_values  # noqa: F401 - `broker`
 
 from streams.dev import EmbeddedBroker, free_port
-from streams.receiver import TOKEN_HEADER, TYPE_HEADER, create_receiver, runner_options
+from streams.receiver import TOKEN_HEADER, TYPE_HEADER, receiver_runner
 from streams.settings import StreamSettings, load_settings
 
 TOKEN = "s3cret-token"
@@ -31,7 +31,7 @@ def settings_for(url: str, **over: Any) -> StreamSettings:
 
 @asynccontextmanager
 async def serving(settings: StreamSettings) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
-    runner = web.AppRunner(create_receiver(settings), **runner_options(settings))
+    runner = receiver_runner(settings)
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
@@ -80,7 +80,9 @@ def test_events_are_published_before_the_2xx(broker: EmbeddedBroker) -> None:
                 await post(session, base, json.dumps(two).encode()),
                 await post(session, base, json.dumps(bare).encode(), **{TYPE_HEADER: "repository_download_operation"})]
 
-    assert run(settings, scenario) == [(200, {"accepted": 1}), (200, {"accepted": 2}), (200, {"accepted": 1})]
+    assert run(settings, scenario) == [(200, {"accepted": 1, "dead_letters": 0}),
+                                       (200, {"accepted": 2, "dead_letters": 0}),
+                                       (200, {"accepted": 1, "dead_letters": 0})]
     records = read_topic(settings.kafka_bootstrap(), settings.input_topic, lambda r: len(r) >= 4)
     by_id = {json.loads(v)["id"]: (k, json.loads(v)) for k, v in records}
     assert sorted(by_id, key=str) == [1, 4, "u-2", "u-3"]
@@ -150,7 +152,7 @@ def test_broker_going_down_is_503(tmp_path: Path) -> None:
         before, after, metrics = run(settings, scenario)
     finally:
         own.stop()
-    assert before == (200, {"accepted": 1})
+    assert before == (200, {"accepted": 1, "dead_letters": 0})
     assert after[0] == 503 and after[1]["error"].startswith("broker unavailable: ")
     assert sample_values(parse_metrics(metrics)) == {
         'sunset_receiver_requests_total{code="200"}': 1, 'sunset_receiver_requests_total{code="503"}': 1,
@@ -198,6 +200,6 @@ def test_a_single_event_of_two_mib_is_accepted_and_published(broker: EmbeddedBro
     async def scenario(base: str, session: aiohttp.ClientSession) -> Any:
         return await post(session, base, body)
 
-    assert run(settings, scenario) == (200, {"accepted": 1})
+    assert run(settings, scenario) == (200, {"accepted": 1, "dead_letters": 0})
     records = read_topic(settings.kafka_bootstrap(), settings.input_topic, lambda r: len(r) >= 1)
     assert [(k, json.loads(v)) for k, v in records] == [(b"acme/big", big)]

@@ -14,7 +14,7 @@ from streamkit import ROOT, SAMPLE, SNAPSHOT, event, limits
 from streams import events
 from streams.detectors.base import ANY, NONE, Base, Event, Finding, Result, State, User
 from streams.detectors.downloads import VisibilityChanged
-from streams.detectors.gaps import AllowlistGap
+from streams.detectors.gaps import AllowlistGap, JobTokenPublicAccess
 from streams.detectors.massdownload import MassDownload
 from streams.detectors.registry import DETECTORS, NOWHERE, REGISTRY, Registry, Route
 from streams.events import load_snapshot
@@ -45,8 +45,8 @@ def test_the_list_is_explicit_and_in_order() -> None:
 def test_each_event_type_goes_to_exactly_the_detectors_that_read_it() -> None:
     gaps = ["job_token_allowlist_gaps"]
     assert {kind: names(route, kind) for kind, route in REGISTRY.project.items()} == {
-        **{kind: (True, ["download_tallies"]) for kind in DOWNLOADS},
-        **{kind: (False, gaps) for kind in ALLOWLIST},
+        **{kind: (True, ["download_tallies", *gaps]) for kind in DOWNLOADS},  # gaps: downloads show visibility
+        **{kind: (False, gaps) for kind in ALLOWLIST}, "project_visibility_level_updated": (False, gaps),
         "sunset_job_token_allowlist_snapshot": (False, gaps),
         "sunset_job_token_access": (True, gaps), "sunset_job_token_auth_log": (True, gaps)}
     assert REGISTRY.project_default is NOWHERE  # any other type: no project detector, no write
@@ -56,25 +56,27 @@ def test_each_event_type_goes_to_exactly_the_detectors_that_read_it() -> None:
         "user_authenticated_using_job_token": (False, ["job_token_correlation"])}
     assert names(REGISTRY.actor_default) == (False, ["job_token_correlation"])  # it reads ANY
     for routes, calls in ((REGISTRY.project, REGISTRY.project_calls), (REGISTRY.actor, REGISTRY.actor_calls)):
-        lanes = {kind: ("seen" if kind in DOWNLOADS else "ordered") if route.dedup else ""
-                 for kind, route in routes.items()}
+        assert REGISTRY.project_early == frozenset()  # every project type waits for the actors' accesses
+        lanes = {kind: "seen" if route.dedup else "" for kind, route in routes.items()}
         assert calls == {kind: (list(route.handlers), lanes[kind]) for kind, route in routes.items()}
         assert all(type(call) is tuple for call in calls.values())
 
 
 def test_validation_and_routing_data_come_from_the_detectors() -> None:
-    project_types = {*DOWNLOADS, *ALLOWLIST, *OWN}
+    project_types = {*DOWNLOADS, *ALLOWLIST, *OWN, "project_visibility_level_updated"}
     assert project_types == events.PROJECT_STAGE_TYPES
     assert {*project_types, "repository_git_operation", "user_authenticated_using_job_token"} == events._DETECTOR_TYPES
     assert {kind: [check.__name__ for check in checks] for kind, checks in events._CHECKS.items()} == {
-        **dict.fromkeys(DOWNLOADS, ["_needs_id"]), "user_authenticated_using_job_token": ["_login_check"]}
+        **dict.fromkeys(DOWNLOADS, ["_needs_id"]), "user_authenticated_using_job_token": ["_login_check"],
+        "project_visibility_level_updated": ["_visibility_check"]}
 
 
 def test_stage_values_are_the_union_of_the_detectors_parts() -> None:
     assert REGISTRY.new_project() == {
         "seen": {}, "clock": 0.0,  # the stage's dedup record
         "downloads": dict.fromkeys(DOWNLOADS, 0), "first_type": None, "visibility": None,
-        "allow": {"projects": {}, "groups": {}, "inbound": None, "source": None}, "gaps": {}}
+        "allow": {"projects": {}, "groups": {}, "inbound": None, "source": None}, "gaps": {}, "levels": [],
+        "open_access": {}}
     assert REGISTRY.new_actor() == {"name": None, "recent": {}, "clock": 0.0, "alerted_until": None,
                                     "alert": None, "auths": [], "pending": []}
     first, second = REGISTRY.new_project(), REGISTRY.new_project()
@@ -145,7 +147,8 @@ class ActorToy(Base):
 def test_a_detector_added_to_a_copy_of_the_list_is_dispatched() -> None:
     registry = Registry([*DETECTORS, ProjectToy(), ActorToy()])
     assert names(registry.project["toy_event"], "toy_event") == (False, ["toy"])
-    assert names(registry.project[DOWNLOADS[0]], DOWNLOADS[0]) == (True, ["download_tallies", "toy"])
+    assert names(registry.project[DOWNLOADS[0]], DOWNLOADS[0]) == (True, ["download_tallies",
+                                                                          "job_token_allowlist_gaps", "toy"])
     assert names(registry.actor_default) == (False, ["job_token_correlation", "actor_toy"])
     assert registry.horizon(limits()) == 5000.0
     engine = Engine(limits(allowed_lateness=0), registry)  # each event applied as it comes
@@ -153,12 +156,12 @@ def test_a_detector_added_to_a_copy_of_the_list_is_dispatched() -> None:
     toy = {"event_type": "toy_event", "id": None, "ts": 1748854802.0, "pkey": "a/x", "akey": None}
     assert isinstance(download, dict)
     found = [engine.step(download), engine.step(dict(download)), engine.step(toy)]  # the repeat is deduplicated
-    assert found == [[], [], [Busy("toy_busy:a/x", 2)]]
+    assert found == [[], [], []] and engine.finish() == [Busy("toy_busy:a/x", 2)]  # the toy event: at the end
     assert (engine.projects["a/x"]["toy"], engine.projects["a/x"]["downloads"][DOWNLOADS[0]]) == (2, 1)
     assert engine.actors["7"]["toy_last"] == 1748854801.0
     assert REGISTRY.project.keys() == Registry(DETECTORS).project.keys()  # the real list is untouched
     actors: dict[str, Any] = {}
-    signed_in = {**download, "event_type": "user_signed_in"}  # a type no real actor detector names
+    signed_in = {**download, "event_type": "authenticated_with_password"}  # a type no real actor detector names
     actor_stage(actors, signed_in, limits(), registry)
     assert actors["7"]["toy_last"] == 1748854801.0
 
@@ -181,10 +184,10 @@ def test_a_list_that_cannot_work_is_refused_when_built(extra: Iterable[Any], mes
 
 def test_finding_records_are_frozen_with_slots_and_carry_the_policy_ids() -> None:
     assert REGISTRY.kinds == {"visibility_changed": VisibilityChanged, "mass_download": MassDownload,
-                              "job_token_allowlist_gap": AllowlistGap}
+                              "job_token_allowlist_gap": AllowlistGap, "job_token_public_access": JobTokenPublicAccess}
     policies = {cls.kind: {f.name: f.default for f in dataclasses.fields(cls)}["policy"]
-                for cls in (VisibilityChanged, MassDownload, AllowlistGap)}
-    assert policies == {"visibility_changed": None, "mass_download": None,
+                for cls in (VisibilityChanged, MassDownload, AllowlistGap, JobTokenPublicAccess)}
+    assert policies == {"visibility_changed": None, "mass_download": None, "job_token_public_access": None,
                         "job_token_allowlist_gap": "job-token-allowlist-enforcement"}
     assert [path.relative_to(ROOT).as_posix() for path in ROOT.glob("policies/*/job-token-allowlist-enforcement.yaml")
             ] == ["policies/ci/job-token-allowlist-enforcement.yaml"]
@@ -202,20 +205,20 @@ def test_records_become_the_published_dicts_and_back() -> None:
         assert isinstance(normalized, dict)
         records += engine.step(normalized)
     for line in SAMPLE.read_bytes().splitlines():
-        payload = events.parse_payload(line)
-        for raw in [] if isinstance(payload, events.Rejected) else payload:
-            normalized = events.normalize(raw)
+        got = events.read(line)
+        for normalized in [got] if isinstance(got, dict) else got:
             records += engine.step(normalized) if isinstance(normalized, dict) else []
     records += engine.finish()
     doc = replay_file(SAMPLE, limits(mass_download_allowlist=["90"]), load_snapshot(SNAPSHOT))
     assert list({r.id: r.as_dict() for r in records}.values()) == doc["findings"]
     assert [(r.kind, r.policy) for r in {r.id: r for r in records}.values()] == [
         ("visibility_changed", None), ("mass_download", None),
-        *[("job_token_allowlist_gap", "job-token-allowlist-enforcement")] * 3]
+        *[("job_token_allowlist_gap", "job-token-allowlist-enforcement")] * 3, ("job_token_public_access", None),
+        ("job_token_allowlist_gap", "job-token-allowlist-enforcement")]
     assert all("policy" not in finding for finding in doc["findings"])  # the JSON contract is unchanged
     for finding in doc["findings"]:
         assert REGISTRY.finding(finding).as_dict() == finding
-    gap = REGISTRY.finding(doc["findings"][-1])
+    gap = REGISTRY.finding(doc["findings"][4])  # the authentication log row
     assert isinstance(gap, AllowlistGap) and (gap.user, gap.evidence) == (None, ("auth_log",))
     alert = REGISTRY.finding(doc["findings"][1])
     assert isinstance(alert, MassDownload) and alert.user == User(66, "Mallory Moe")

@@ -60,7 +60,8 @@ def lex(text: str) -> list[Tok]:
         if c in " \t\r\n":
             i += 1
         elif text.startswith("//", i):
-            i = text.find("\n", i) % (len(text) + 1) if "\n" in text[i:] else len(text)
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
             i = len(text) if end < 0 else end + 2
@@ -82,6 +83,7 @@ def lex(text: str) -> list[Tok]:
 # the calls ------------------------------------------------------------------------------------
 
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql|/tags/reference/")
+CAP = 256  # tokens of one argument read, at most: a URL or an options object is never longer
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
 
 
@@ -90,6 +92,17 @@ class _Js:
         self.text = text
         self.toks = lex(text)
         self.starts = line_starts(text)
+        self.close: dict[int, int] = {}  # index of an opening bracket → index of its closing one
+        self.parent: list[int] = []  # index of each token → index of the innermost bracket around it (-1)
+        stack: list[int] = []
+        for k, tk in enumerate(self.toks):
+            self.parent.append(stack[-1] if stack else -1)
+            if tk.kind == "p" and tk.value in "([{":
+                stack.append(k)
+            elif tk.kind == "p" and tk.value in ")]}" and stack:
+                self.close[stack.pop()] = k
+        for k in stack:
+            self.close[k] = len(self.toks)
         self.bases = self._bases()
 
     def pos(self, offset: int) -> tuple[int, int]:
@@ -101,8 +114,9 @@ class _Js:
         t = self.toks
         for k in range(len(t) - 3):
             if t[k].value in ("const", "let", "var") and t[k + 1].kind == "id" and t[k + 2].value == "=":
-                line_end = self.text.find("\n", t[k + 3].start)
-                rhs = self.text[t[k + 3].start : line_end if line_end >= 0 else len(self.text)]
+                start = t[k + 3].start
+                line_end = self.text.find("\n", start, start + 4096)
+                rhs = self.text[start : line_end if line_end >= 0 else start + 4096]
                 if "/api/v4" in rhs or "CI_API_V4_URL" in rhs:
                     out.add(t[k + 1].value)
         return out
@@ -148,20 +162,22 @@ class _Js:
         return out
 
     def _args(self, open_at: int) -> list[list[Tok]]:
-        """The top-level arguments of the call whose `(` is token `open_at`."""
+        """The first two arguments of the call whose `(` is token `open_at` (each at most `CAP` tokens)."""
+        toks = self.toks
         args: list[list[Tok]] = [[]]
-        depth = 0
-        for tk in self.toks[open_at + 1 :]:
-            if tk.kind == "p" and tk.value in "([{":
-                depth += 1
-            elif tk.kind == "p" and tk.value in ")]}":
-                if depth == 0:
+        i, end = open_at + 1, self.close[open_at]
+        while i < end:
+            tk = toks[i]
+            if tk.kind == "p" and tk.value == ",":
+                if len(args) == 2:
                     break
-                depth -= 1
-            elif tk.kind == "p" and tk.value == "," and depth == 0:
                 args.append([])
+                i += 1
                 continue
-            args[-1].append(tk)
+            stop = self.close[i] + 1 if tk.kind == "p" and tk.value in "([{" else i + 1
+            room = CAP - len(args[-1])
+            args[-1].extend(toks[i : min(stop, i + room)] if room > 0 else ())
+            i = stop
         return [a for a in args if a]
 
     def _object_keys(self, toks: list[Tok]) -> list[tuple[Tok, Tok | None]]:
@@ -265,38 +281,27 @@ class _Js:
         for k in range(1, len(toks) - 2):
             if toks[k].value != "variables" or toks[k + 1].value != ":" or toks[k + 2].value != "{":
                 continue
-            opener = self._enclosing(k)
-            if opener is None:
+            opener = self.parent[k]
+            if opener < 0 or toks[opener].value != "{":
                 continue
-            sent = dict.fromkeys(_key_paths(toks, k + 2))
-            for key, value in self._object_keys(toks[opener:]):
+            sent = dict.fromkeys(_key_paths(toks[k + 2 : k + 2 + CAP]))
+            body = toks[opener : min(self.close[opener] + 1, opener + CAP)]
+            for key, value in self._object_keys(body):
                 if key.value == "query" and value is not None:
-                    at = next(i for i in range(opener, len(toks)) if toks[i] is value)
+                    at = opener + next(i for i, t in enumerate(body) if t is value)
                     query = at if value.kind == "str" else consts.get(value.value) if value.kind == "id" else None
                     if query is not None:
                         out.setdefault(query, {}).update(sent)
         return out
 
-    def _enclosing(self, k: int) -> int | None:
-        """Index of the `{` of the object literal whose key is token `k`."""
-        depth = 0
-        for i in range(k - 1, -1, -1):
-            value = self.toks[i].value if self.toks[i].kind == "p" else ""
-            if value in (")", "]", "}"):
-                depth += 1
-            elif value in ("(", "[", "{"):
-                if depth == 0:
-                    return i if value == "{" else None
-                depth -= 1
-        return None
 
 
-def _key_paths(toks: list[Tok], start: int) -> list[str]:
-    """`a`, `a.b`, … for the keys of the object literal whose `{` is `toks[start]`, nested ones too."""
+def _key_paths(toks: list[Tok]) -> list[str]:
+    """`a`, `a.b`, … for the keys of the object literal whose `{` is `toks[0]`, nested ones too."""
     out: list[str] = []
     paths: list[str | None] = []  # per open bracket: the path of the object it opens, None if not one
     key: str | None = None
-    for k in range(start, len(toks)):
+    for k in range(len(toks)):
         tk = toks[k]
         if tk.kind == "p" and tk.value in "([{":
             paths.append(("" if not paths else key) if tk.value == "{" else None)

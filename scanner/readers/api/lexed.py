@@ -33,11 +33,12 @@ class Tok:
     exprs: list[str] = field(default_factory=list)  # for interpolations: the text of each ${...} / #{...}
 
 
-def interpolation_end(text: str, j: int) -> int:
+def interpolation_end(text: str, j: int, limit: int | None = None) -> int:
     """Index after the `}` closing the `${` or `#{` at `j` (braces counted, strings not read);
-    the end of the text when it is never closed."""
+    `limit` (the end of the text) when it is not closed before it."""
+    end = len(text) if limit is None else min(limit, len(text))
     depth, k = 1, j + 2
-    while k < len(text) and depth:
+    while k < end and depth:
         depth += {"{": 1, "}": -1}.get(text[k], 0)
         k += 1
     return k

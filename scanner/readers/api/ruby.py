@@ -53,7 +53,7 @@ class _Value:
 
     def interpolation(self, text: str, j: int, limit: int) -> int:
         """Read the `#{…}` at `j` (not past `limit`); the index after it."""
-        k = min(interpolation_end(text, j), limit)
+        k = interpolation_end(text, j, limit)
         self.exprs.append(text[j + 2 : k - 1])
         self.chars.append("\0" * (k - j))
         self.offsets.extend(range(j, k))
@@ -175,6 +175,8 @@ GEM_CLIENT = "Gitlab"
 # the calls ------------------------------------------------------------------------------------
 
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|/tags/reference/|\bGitlab(?:\.|::Client)", re.IGNORECASE)
+CAP = 256  # tokens of a call's arguments read, at most: a URL or an options hash is never longer
+MAX_URL = 4096  # characters of a URL followed, at most
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
 _NET_HTTP = {"Get": "GET", "Post": "POST", "Put": "PUT", "Patch": "PATCH", "Delete": "DELETE"}
 _LITERALS = {"true": True, "false": False, "nil": None}
@@ -193,13 +195,21 @@ class _Rb:
         """The tokens after token `k` up to the end of its line."""
         end = self.text.find("\n", self.toks[k].end)
         end = len(self.text) if end < 0 else end
-        return [t for t in self.toks[k + 1 :] if t.start < end] if k + 1 < len(self.toks) else []
+        out: list[Tok] = []
+        for i in range(k + 1, min(len(self.toks), k + 1 + CAP)):
+            if self.toks[i].start >= end:
+                break
+            out.append(self.toks[i])
+        return out
 
     def url(self, toks: list[Tok]) -> Url:
-        """The URL an expression builds: strings, names assigned one, `URI(…)`, `+`."""
+        """The URL an expression builds (to the end of its statement): strings, names assigned one,
+        `URI(…)`, `+`; at most `MAX_URL` characters of it."""
         text: list[str] = []
         offs: list[int | None] = []
         for k, tk in enumerate(toks):
+            if tk.kind == "p" and tk.value == ";" or len(offs) > MAX_URL:
+                break
             if tk.kind == "str" and tk.value == "CI_API_V4_URL":  # `ENV["CI_API_V4_URL"]`, `ENV.fetch(…)`
                 text.append("$CI_API_V4_URL")
                 offs.extend([None] * 14)
@@ -238,7 +248,8 @@ class _Rb:
         toks = self.toks
         if k + 1 < len(toks) and toks[k + 1].value == "(" and toks[k + 1].start == toks[k].end:
             inner, depth = [], 0
-            for tk in toks[k + 2 :]:
+            for i in range(k + 2, min(len(toks), k + 2 + CAP)):
+                tk = toks[i]
                 if tk.kind == "p" and tk.value in "([{)]}":
                     depth += 1 if tk.value in "([{" else -1
                 if depth < 0:

@@ -23,25 +23,26 @@ RESOURCES: dict[str, tuple[str, str]] = {
 }
 
 
-def _block_end(text: str, start: int) -> int:
-    """Offset of the `}` closing the block whose `{` is at `start - 1`."""
+def _block_end(text: str, start: int, limit: int) -> int:
+    """Offset of the `}` closing the block whose `{` is at `start - 1` (`limit` when it is not
+    closed before: where the next resource begins, since resources do not nest)."""
     depth, i = 1, start
-    while i < len(text) and depth:
+    while i < limit and depth:
         c = text[i]
         if c == '"':
             i += 1
-            while i < len(text) and text[i] != '"':
+            while i < limit and text[i] != '"':
                 i += 2 if text[i] == "\\" else 1
         elif c == "#" or text.startswith("//", i):
-            nl = text.find("\n", i)
-            i = len(text) if nl < 0 else nl
+            nl = text.find("\n", i, limit)
+            i = limit if nl < 0 else nl
         elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = len(text) if end < 0 else end + 1
+            end = text.find("*/", i + 2, limit)
+            i = limit if end < 0 else end + 1
         elif c in "{}":
             depth += 1 if c == "{" else -1
         i += 1
-    return i - 1
+    return min(i, limit) - 1 if depth == 0 else limit
 
 
 def _value(raw: str | None) -> object:
@@ -72,16 +73,21 @@ def extract(text: str) -> list[RestCall]:
         return []
     starts = line_starts(text)
     calls: list[RestCall] = []
-    for m in _RESOURCE.finditer(text):
-        if text.rfind("#", text.rfind("\n", 0, m.start()) + 1, m.start()) >= 0:
+    found = list(_RESOURCE.finditer(text))
+    hashes: dict[int, int] = {}  # line → offset of its first `#` (-1: none)
+    for k, m in enumerate(found):
+        line, col = offset_pos(starts, m.start(1))
+        if line not in hashes:
+            hashes[line] = text.find("#", starts[line - 1], starts[line] if line < len(starts) else len(text))
+        if 0 <= hashes[line] < m.start():
             continue  # commented out
         target = RESOURCES.get(m.group(1))
         if target is None:
             continue
-        line, col = offset_pos(starts, m.start(1))
         call = RestCall(target[0], target[1], (line, col, line, col + len(m.group(1))))
         body_start = m.end()
-        body = text[body_start : _block_end(text, body_start)]
+        limit = found[k + 1].start() if k + 1 < len(found) else len(text)
+        body = text[body_start : _block_end(text, body_start, limit)]
         for name, at, value in _top_level(body):
             pl, pc = offset_pos(starts, body_start + at)
             call.params.append(Param(name, (pl, pc, pl, pc + len(name)), value))

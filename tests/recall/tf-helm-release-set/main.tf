@@ -1,7 +1,12 @@
+locals {
+  chart_repo = "https://charts.gitlab.io"
+  chart_name = "gitlab-runner"
+}
+
 resource "helm_release" "ci_runner" {
   name       = "ci-runner"
-  repository = "https://charts.gitlab.io"
-  chart      = "gitlab-runner"
+  repository = local.chart_repo
+  chart      = local.chart_name
   namespace  = var.namespace
 
   set {

@@ -1,63 +1,73 @@
-"""python-gitlab objects and managers, mapped to the REST endpoints they call.
+"""python-gitlab objects, managers and methods, mapped to the REST endpoints they call.
 
-`gl.runners.get(5)` is `GET /runners/:id`; `project.mergerequests.list()` is
-`GET /projects/:id/merge_requests`; `runner.active = False; runner.save()` sends `active` with
-`PUT /runners/:id`; `mr.merged_by` reads a field of the response that produced `mr`.
-Manager names are python-gitlab's (`gitlab/client.py`, `gitlab/v4/objects/`).
+`gl.runners.get(5)` is `GET /runners/5`; `project.integrations.get("slack")` is
+`GET /projects/:id/integrations/slack` and its `.save()` `PUT` on the same path;
+`project.mergerequests.list()` is `GET /projects/:id/merge_requests`; `mr.merge()` is
+`PUT /projects/:id/merge_requests/:id/merge`; `runner.active = False; runner.save()` sends `active`;
+`mr.merged_by` reads a field of the response that produced `mr`. The paths, the managers each object
+has and the requests each method sends are python-gitlab's own (`pygitlab`, generated from its
+sources): `project.services` is the same manager as `project.integrations` there.
 """
 
 from __future__ import annotations
 
-# (kind of the parent object, manager attribute) → (path below the parent's item path, object kind)
-MANAGERS: dict[tuple[str, str], tuple[str, str]] = {
-    ("gitlab", "projects"): ("/projects", "project"),
-    ("gitlab", "groups"): ("/groups", "group"),
-    ("gitlab", "runners"): ("/runners", "runner"),
-    ("gitlab", "runners_all"): ("/runners/all", "runner"),
-    ("gitlab", "mergerequests"): ("/merge_requests", "mergerequest"),
-    ("gitlab", "geonodes"): ("/geo_nodes", "geonode"),
-    ("gitlab", "users"): ("/users", "user"),
-    ("gitlab", "settings"): ("/application/settings", "settings"),
-    ("gitlab", "member_roles"): ("/member_roles", "memberrole"),
-    ("gitlab", "ci_lint"): ("/ci/lint", "cilint"),
-    ("project", "runners"): ("/runners", "runner"),
-    ("group", "runners"): ("/runners", "runner"),
-    ("project", "mergerequests"): ("/merge_requests", "mergerequest"),
-    ("group", "mergerequests"): ("/merge_requests", "mergerequest"),
-    ("project", "approvals"): ("/approvals", "approvals"),
-    ("project", "feature_flags"): ("/feature_flags", "featureflag"),
-    ("project", "ci_lint"): ("/ci/lint", "cilint"),
-    ("project", "repositories"): ("/registry/repositories", "repository"),
-    ("repository", "tags"): ("/tags", "tag"),
-    ("project", "issues"): ("/issues", "issue"),
-    ("issue", "notes"): ("/notes", "note"),
-    ("mergerequest", "notes"): ("/notes", "note"),
-    ("group", "member_roles"): ("/member_roles", "memberrole"),
-    ("gitlab", "audit_events"): ("/audit_events", "auditevent"),
-    ("group", "audit_events"): ("/audit_events", "auditevent"),
-    ("project", "audit_events"): ("/audit_events", "auditevent"),
-    ("project", "packages"): ("/packages", "package"),
-    ("group", "packages"): ("/packages", "package"),
-}
-# Managers whose `get()` takes no id: the object is the endpoint itself.
-SINGLETONS = frozenset({"settings", "approvals", "cilint"})
-# Object methods that call an endpoint of their own: (kind, method) → (HTTP method, path below the item).
-ACTIONS: dict[tuple[str, str], tuple[str, str]] = {
-    ("mergerequest", "changes"): ("GET", "/changes"),
-}
-# Type annotations that say what a parameter holds (`def f(project: Project)`).
-ANNOTATIONS: dict[str, str] = {
-    "Gitlab": "gitlab", "Project": "project", "Group": "group", "Runner": "runner",
-    "ProjectMergeRequest": "mergerequest", "MergeRequest": "mergerequest", "ProjectRunner": "runner",
-}
+from scanner.readers.api.python import pygitlab
+from scanner.readers.api.python.values import Mgr, Obj
+
+# Type annotations that say what a parameter holds (`def f(project: Project)`): python-gitlab's classes.
+ANNOTATIONS = frozenset({"Gitlab", *(kind for _, kind, _ in pygitlab.MANAGERS.values())})
+# In a file that imports python-gitlab, what these names hold when nothing else says (`def register(gl)`).
+NAMED = {"gl": "Gitlab", "project": "Project", "group": "Group"}
 # `gl.http_get("/runners")`: raw calls relative to /api/v4, and the HTTP method each one uses.
-RAW_CALLS = {"http_get": "GET", "http_list": "GET", "http_post": "POST", "http_put": "PUT", "http_delete": "DELETE"}
+RAW_CALLS = {"http_get": "GET", "http_list": "GET", "http_post": "POST", "http_put": "PUT", "http_delete": "DELETE",
+             "http_patch": "PATCH"}
 # Keyword arguments of `list()`/`get()` that configure python-gitlab, not the request.
 CLIENT_KWARGS = frozenset({"lazy", "get_all", "all", "iterator", "per_page", "page", "as_list", "max_retries",
                            "obey_rate_limit", "retry_transient_errors", "sudo", "pagination", "order_by", "sort"})
 # Keyword arguments that make python-gitlab page through a list with offset pagination.
 OFFSET_PAGING = frozenset({"get_all", "all", "iterator"})
+# The path of an object of each class, from the first manager of that class (`Project`: /projects/:id).
+ITEMS: dict[str, str] = {}
+for (_, _attr), (_base, _kind, _singleton) in sorted(pygitlab.MANAGERS.items(), key=lambda e: e[0][0] != "Gitlab"):
+    ITEMS.setdefault(_kind, _base if _singleton else _base + "/:id")
 
 
-def item_path(base: str, kind: str) -> str:
-    return base if kind in SINGLETONS else base + "/:id"
+def named(kind: str) -> Obj:
+    """An object of class `kind` of which nothing else is known (a parameter, an attribute)."""
+    return Obj(kind, ITEMS.get(kind, ""))
+
+
+def manager(kind: str, attr: str) -> Mgr | None:
+    """The manager `attr` of an object of class `kind` (`gl.runners`, `project.integrations`)."""
+    found = pygitlab.MANAGERS.get((kind, attr))
+    return Mgr(found[1], found[0], found[2]) if found else None
+
+
+def item_path(mgr: Mgr, key: object) -> str:
+    """The path of one of the manager's objects: its id where the call writes it (`get("slack")`)."""
+    if mgr.singleton:
+        return mgr.base
+    written = str(key) if isinstance(key, (str, int)) and not isinstance(key, bool) and "/" not in str(key) else ":id"
+    return f"{mgr.base}/{written or ':id'}"
+
+
+def manager_action(mgr: Mgr, name: str) -> tuple[str, str] | None:
+    """(HTTP method, path) of a manager's own method (`gl.runners.all()`, `gl.runners.verify(…)`)."""
+    found = pygitlab.MANAGER_ACTIONS.get((mgr.kind, name))
+    if found is None:
+        return None
+    verb, path = found
+    return verb, path.replace("{item}", item_path(mgr, None)).replace("{base}", mgr.base)
+
+
+def object_action(obj: Obj, name: str) -> tuple[str, str] | None:
+    """(HTTP method, path) of an object's method (`mr.merge()`, `mr.changes()`, `job.retry()`)."""
+    if name == "save":
+        return "PUT", obj.item
+    if name == "delete":
+        return "DELETE", obj.item
+    found = pygitlab.OBJECT_ACTIONS.get((obj.kind, name))
+    if found is None:
+        return None
+    verb, path = found
+    return verb, path.replace("{item}", obj.item).replace("{base}", obj.item.rsplit("/", 1)[0])

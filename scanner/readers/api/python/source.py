@@ -107,14 +107,25 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a"
             "f": "\f", "v": "\v", "0": "\0"}
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")  # the line ends Python's parser counts (not form feed, NEL, U+2028)
+
+
 class Source:
     def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
+        self.lines = _LINE_END.split(text)
+        self._chars: dict[int, list[int]] = {}  # a line that is not ASCII: character index of each byte offset
 
     def col(self, line: int, byte_offset: int) -> int:
         """1-based character column of a UTF-8 byte offset on a 1-based line."""
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return len(text.encode()[:byte_offset].decode(errors="ignore")) + 1
+        if text.isascii():
+            return min(byte_offset, len(text)) + 1
+        index = self._chars.get(line)
+        if index is None:
+            index = [k for k, ch in enumerate(text) for _ in range(len(ch.encode(errors="surrogatepass")))]
+            index.append(len(text))
+            self._chars[line] = index
+        return index[min(byte_offset, len(index) - 1)] + 1
 
     def start(self, node: ast.AST) -> Pos:
         line = int(getattr(node, "lineno", 1) or 1)
@@ -159,6 +170,70 @@ class Source:
             if len(quote) == 1 and not text.endswith("\\"):
                 return None
             if len(quote) == 3:
+                out.append("\n")
+                pos.append((row + 1, len(text) + 1))
+            row, j = row + 1, 0
+        return None
+
+    def fstring_positions(self, node: ast.JoinedStr) -> tuple[Pos, ...] | None:
+        """The position of each literal character of an f-string (its `Constant` pieces, in order,
+        implicit concatenations included); None when they cannot be read back exactly."""
+        expected = "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))
+        (row, j), (end_row, end_j) = self.start(node), self.end(node)
+        row, j, end_row, end_j = row - 1, j - 1, end_row - 1, end_j - 1
+        out: list[str] = []
+        pos: list[Pos] = []
+        while (row, j) < (end_row, end_j) and row < len(self.lines):
+            text = self.lines[row]
+            if j >= len(text) or text[j] in " \t\\":
+                row, j = (row + 1, 0) if j >= len(text) or text[j] == "\\" else (row, j + 1)
+                continue
+            k = j
+            while k < len(text) and text[k].isalpha():
+                k += 1
+            if k >= len(text) or text[k] not in "'\"":
+                return None
+            prefix = text[j:k].lower()
+            quote = text[k : k + 3] if text[k : k + 3] in ('"""', "'''") else text[k]
+            found = self._literal(row, k + len(quote), quote, "f" in prefix, "r" in prefix, out, pos)
+            if found is None:
+                return None
+            row, j = found
+        return tuple(pos) if "".join(out) == expected else None
+
+    def _literal(self, row: int, j: int, quote: str, formatted: bool, raw: bool, out: list[str],
+                 pos: list[Pos]) -> tuple[int, int] | None:
+        """Read one string literal from after its opening quote; returns where it ends."""
+        depth = 0
+        while row < len(self.lines):
+            text = self.lines[row]
+            while j < len(text):
+                ch = text[j]
+                if depth:
+                    if ch in "'\"" and not text.startswith(quote, j):
+                        close = text.find(ch, j + 1)
+                        j = len(text) if close < 0 else close + 1
+                        continue
+                    depth += {"{": 1, "}": -1}.get(ch, 0)
+                elif text.startswith(quote, j):
+                    return row, j + len(quote)
+                elif formatted and text.startswith(("{{", "}}"), j):
+                    out.append(ch)
+                    pos.append((row + 1, j + 1))
+                    j += 1
+                elif formatted and ch == "{":
+                    depth = 1
+                elif ch == "\\" and not raw and j + 1 < len(text):
+                    out.append(_ESCAPES.get(text[j + 1], text[j + 1]))
+                    pos.append((row + 1, j + 1))
+                    j += 1
+                elif ch != "\\" or raw:
+                    out.append(ch)
+                    pos.append((row + 1, j + 1))
+                j += 1
+            if len(quote) == 1 and not text.endswith("\\") and not depth:
+                return None
+            if len(quote) == 3 and not depth:
                 out.append("\n")
                 pos.append((row + 1, len(text) + 1))
             row, j = row + 1, 0

@@ -1,9 +1,11 @@
 """What a Python name or expression holds, as far as API calls are concerned.
 
-The Python extractor follows values through assignments, loops and comprehensions in the
-order statements are written (per function, starting from the module's names): a URL
-template, the `requests`/`httpx` modules and their clients, a response and its JSON, a
-python-gitlab connection, manager, object or list of objects. Anything else is `None`.
+The Python extractor follows values through assignments, loops, comprehensions, containers,
+function calls (a helper's body is read again with the caller's arguments), classes and their
+instances: a URL as far as it is known (its characters and where each is written), the
+`requests`/`httpx`/`urllib` modules and their clients, a response and its JSON, a python-gitlab
+connection, manager, object or list of objects, the user's own functions, classes and instances.
+Anything else is `None`.
 """
 
 from __future__ import annotations
@@ -11,18 +13,59 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from scanner.readers.api.model import Read, RestCall
+from scanner.readers.api.model import UNKNOWN, Read, RestCall
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A piece of a URL: its text and where it is written — the string literal (`ast.Constant`, or
+    the `ast.JoinedStr` whose literal characters it is) and the offset of its first character in
+    that literal's characters; `node` None for a value the source does not spell out (`{}`)."""
+
+    text: str
+    node: ast.AST | None = None
+    offset: int = 0
+
+
+UNKNOWN_PART = Part("{}")
 
 
 @dataclass(frozen=True, slots=True)
 class Url:
-    template: str  # the string as far as it is known; unknown parts are `{}`
-    node: ast.AST | None = field(default=None, compare=False)  # where the literal is written
+    parts: tuple[Part, ...]
+
+    @property
+    def template(self) -> str:
+        """The string as far as it is known; unknown pieces are `{}`."""
+        return "".join(p.text for p in self.parts)
+
+    def slice(self, start: int, end: int) -> tuple[Part, ...]:
+        """The parts of the characters [start, end) of the template."""
+        out: list[Part] = []
+        at = 0
+        for p in self.parts:
+            lo, hi = max(start, at), min(end, at + len(p.text))
+            if lo < hi:
+                out.append(Part(p.text[lo - at : hi - at], p.node, p.offset + lo - at))
+            at += len(p.text)
+        return tuple(out)
+
+
+def url(text: str, node: ast.AST | None = None, offset: int = 0) -> Url:
+    return Url((Part(text, node, offset),))
+
+
+def join(*values: Value) -> Url:
+    """The concatenation of values as text (a value that is not a URL is unknown text)."""
+    parts: list[Part] = []
+    for v in values:
+        parts.extend(v.parts if isinstance(v, Url) else (UNKNOWN_PART,))
+    return Url(tuple(parts))
 
 
 @dataclass(frozen=True, slots=True)
 class Module:
-    name: str  # requests | httpx | gitlab | os
+    name: str  # requests | httpx | gitlab | os | urllib | urllib.request | urllib.parse | http.client | …
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +77,10 @@ class Env:
 
 @dataclass(frozen=True, slots=True)
 class Client:
-    """A requests session or an httpx client, with its `base_url`."""
+    """A requests session, an httpx client, a `BaseUrlSession` or an `http.client` connection, with
+    the base URL its paths are relative to."""
 
-    base: str = ""
+    base: Url | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +97,9 @@ class Data:
 
 @dataclass(frozen=True, slots=True)
 class Obj:
-    """A python-gitlab object (`kind` "gitlab" is the connection) and the call that fetched it."""
+    """A python-gitlab object (`kind` "Gitlab" is the connection) and the call that fetched it."""
 
-    kind: str
+    kind: str  # python-gitlab's class name
     item: str  # its REST path, e.g. /projects/:id/merge_requests/:id
     call: RestCall | None = None
 
@@ -69,8 +113,9 @@ class Objs:
 
 @dataclass(frozen=True, slots=True)
 class Mgr:
-    kind: str  # the kind of object it manages
-    base: str  # its list path
+    kind: str  # the class of the objects it manages
+    base: str  # its path
+    singleton: bool = False  # `get()` takes no id: the object is the endpoint itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +143,59 @@ class ReadRef:
         self.call.reads[self.index] = Read(r.field, r.span, literals)
 
 
-Value = Url | Module | Env | Client | Resp | Data | Obj | Objs | Mgr | Callable_ | DictLit | ReadRef | None
+@dataclass(frozen=True, slots=True)
+class Req:
+    """A `urllib.request.Request`: its call is made when it is opened."""
+
+    call: RestCall
+
+
+@dataclass(eq=False, slots=True)
+class ClassInfo:
+    """A class of the file: its methods, and the attributes set on it or on its instances (one
+    instance stands for all of them)."""
+
+    node: ast.ClassDef
+    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    attrs: dict[str, Value] = field(default_factory=dict)
+    session: bool = False  # a subclass of a requests session or an httpx client
+
+
+@dataclass(frozen=True, slots=True)
+class Func:
+    """A function of the file, or a method bound to an instance (`self`) or a class (`cls`)."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    bound: Instance | ClassV | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClassV:
+    info: ClassInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    info: ClassInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Many:
+    """A container whose items hold `item` (and whose keys hold `key`): a list, a dict, `.items()`."""
+
+    item: Value
+    key: Value = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tup:
+    """A tuple, list or set display: what each of its items holds."""
+
+    items: tuple[Value, ...]
+
+
+Value = (Url | Module | Env | Client | Resp | Data | Obj | Objs | Mgr | Callable_ | DictLit | ReadRef | Req | Func
+         | ClassV | Instance | Many | Tup | None)
 
 
 def element(v: Value) -> Value:
@@ -107,6 +204,10 @@ def element(v: Value) -> Value:
         return v
     if isinstance(v, Objs):
         return Obj(v.kind, v.item, v.call)
+    if isinstance(v, Many):
+        return v.item
+    if isinstance(v, Tup):  # a list or tuple display: what its items hold, where that is known
+        return next((item for item in v.items if item is not None), None)
     return None
 
 
@@ -116,8 +217,6 @@ def template(v: Value) -> str:
 
 def literal(node: ast.AST | None) -> object:
     """The Python value of a literal node (for parameter value tests), else a marker."""
-    from scanner.readers.api.model import UNKNOWN
-
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bool, int, type(None))):
         return node.value
     return UNKNOWN

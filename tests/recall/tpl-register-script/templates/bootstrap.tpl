@@ -7,6 +7,8 @@ gitlab-runner register \
   --executor "docker+machine" \
   --docker-image "${job_image}" \
   --machine-machine-driver "amazonec2" \
+  --machine-off-peak-timezone "${off_peak_timezone}" \
+  --machine-off-peak-idle-count "${off_peak_idle}" \
   --run-untagged \
   --locked="false" \
   --tag-list "fleet,${extra_tags}"

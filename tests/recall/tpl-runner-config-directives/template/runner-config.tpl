@@ -12,3 +12,8 @@ check_interval = 0
     MaxBuilds = ${max_builds}
 %{ endif ~}
     MachineDriver = "amazonec2"
+    OffPeakTimezone = "${off_peak_timezone}"
+    OffPeakIdleCount = ${off_peak_idle}
+%{ if off_peak_periods != "" ~}
+    OffPeakPeriods = ${off_peak_periods}
+%{ endif ~}

@@ -1,0 +1,84 @@
+"""The JavaScript/TypeScript, Ruby and Terraform readers: no text makes them fail or place a call
+outside the file, and crafted input is read in work linear in its length."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scanner.readers.api import javascript, ruby, terraform
+from scanner.readers.api.model import GraphqlText, RestCall
+
+Extract = Callable[[str], Sequence[RestCall | GraphqlText]]
+READERS: dict[str, Extract] = {"javascript": javascript.extract, "ruby": ruby.extract,
+                               "terraform": terraform.extract}
+
+_PIECES = {
+    "javascript": ["fetch(", "axios.get(", "axios.put(", "`${API}/api/v4/runners/${id}`", "'/api/v4/projects/1'",
+                   "const API = ", "{method: 'PUT', body: JSON.stringify({active: false})}", "gql`", "query { a }",
+                   "variables: {input: {x: 1}}", "query: ", "(", ")", "{", "}", "[", "]", ",", ":", "//", "/*", "*/",
+                   "/re[/]/g", "`", "'", '"', "\\", "${", "\n", " ", "+", "=", ";"],
+    "ruby": ["HTTParty.put(", "Net::HTTP::Put.new(", '"#{ENV["CI_API_V4_URL"]}/runners/1"', "URI(", "uri = ",
+             "body: {active: false}", "{\"active\" => false}", "Gitlab.update_runner(42, active: false)",
+             "client = Gitlab.client()", "<<~GQL\n", "query { runner { id } }\n", "GQL\n", "=begin\n", "=end\n",
+             "#{", "#", "(", ")", "{", "}", "'", '"', "\\", "\n", " ", ",", ":", "=>", "x.get "],
+    "terraform": ['resource "gitlab_runner" "r" {\n', 'resource "gitlab_group" "g" {\n', "}\n", "{", "}",
+                  "token = ", '"x"', "true", "null", "#", "//", "/*", "*/", '"', "\\", "\n", " ", "= ", "=="],
+}
+
+
+def _inside(text: str, line: int, column: int) -> bool:
+    lines = text.split("\n")
+    return 1 <= line <= len(lines) and 1 <= column <= len(lines[line - 1]) + 1
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@settings(derandomize=True, deadline=None, max_examples=200,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_any_text_gives_calls_inside_it(reader: str, data: st.DataObject) -> None:
+    text = data.draw(st.one_of(st.text(max_size=200),
+                               st.lists(st.sampled_from(_PIECES[reader]), max_size=60).map("".join)))
+    text = "/api/v4 graphql Gitlab. resource \"gitlab_\n" + text
+    for use in READERS[reader](text):
+        if isinstance(use, RestCall):
+            spans = [use.span, *(p.span for p in use.params), *(r.span for r in use.reads)]
+            assert all(_inside(text, s[0], s[1]) for s in spans), use
+        else:
+            assert all(_inside(text, line, col) for line, col in use.positions), use
+
+
+BUDGET = 5.0  # seconds of CPU time: bounds the work, does not measure speed (bench/ does)
+FAMILIES: dict[str, tuple[str, str]] = {
+    "js: a finding line repeated": (
+        "javascript", 'fetch(`${API}/api/v4/runners/1`, {method: "PUT", body: JSON.stringify({active: false})});\n'
+        * 8_000),
+    "js: comments": ("javascript", "// /api/v4\n" * 100_000),
+    "js: nested calls": ("javascript", "axios.get('/api/v4/x' + " * 3_000 + "1" + ")" * 3_000),
+    "js: calls never closed": ("javascript", "axios.get('/api/v4/runners', {a: 1,\n" * 5_000),
+    "js: template interpolations never closed": ("javascript", "`${'/api/v4'\n" * 20_000),
+    "js: variables objects": ("javascript", "gql(x, {query: 'query { a }', variables: {" * 3_000),
+    "js: consts on one line": ("javascript", "const A = '/api/v4'; " * 20_000),
+    "rb: a finding line repeated": (
+        "ruby", 'HTTParty.put("#{ENV["CI_API_V4_URL"]}/runners/1", body: {active: false})\n' * 10_000),
+    "rb: heredoc lines with open interpolations": ("ruby", "q = <<~GQL\n" + "  #{query /api/v4\n" * 20_000
+                                                   + "GQL\n"),
+    "rb: calls never closed": ("ruby", "HTTParty.get('/api/v4/runners', {a: 1,\n" * 5_000),
+    "rb: calls on one line": ("ruby", "x.get '/api/v4/runners', " * 5_000 + "\n"),
+    "rb: assignments on one line": ("ruby", "u = '/api/v4/x'; " * 10_000 + "\n"),
+    "tf: resources never closed": ("terraform", 'resource "gitlab_runner" "r" {\n  token = "x"\n' * 10_000),
+    "tf: resources on one line": ("terraform", 'resource "gitlab_group" "g" { name = "x" } ' * 10_000 + "\n"),
+    "tf: comments in blocks": ("terraform", 'resource "gitlab_group" "g" {\n' + "# }\n" * 50_000 + "}\n"),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_crafted_source_is_read_in_bounded_work(family: str) -> None:
+    reader, text = FAMILIES[family]
+    start = time.process_time()
+    READERS[reader](text)
+    assert time.process_time() - start < BUDGET
