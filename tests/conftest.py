@@ -20,6 +20,7 @@ from hypothesis import settings
 from scanner import __version__
 from scanner.cli import main
 from scanner.core.results import Report
+from scanner.core.tree import Tree
 from scanner.core.versions import Version
 from scanner.engine.scan import ScanOptions, scan
 from scanner.rules.catalog import builtin_policy_dir, load_policies
@@ -118,6 +119,18 @@ def policies() -> list[Policy]:
 
 def run_scan(paths: list[Path], policies: list[Policy], target: str = "19.0") -> Report:
     return scan(paths, policies, ScanOptions(Version.parse(target)))
+
+
+def assert_positions_inside(tree: Tree, lines: int) -> None:
+    """Every position a reader gave (its tree, the documents embedded in it, its problems) is on a line
+    of the text; a property the reader tests check on any text."""
+    for sub in [tree, *(inner for _, inner in tree.embedded)]:
+        for entry in sub.table.values():
+            spans = [s for pair in entry.values() for s in pair] if isinstance(entry, dict) else entry
+            for line, column, end_line, end_column in spans:
+                assert 1 <= line <= end_line <= lines and column >= 1 and end_column >= 1
+    for line, _ in tree.warnings + tree.notices:
+        assert line is None or 1 <= line <= lines
 
 
 def where(report: Report) -> set[tuple[str, str, int, int]]:

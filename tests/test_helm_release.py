@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from scanner.readers.settings.helmrelease import releases
 from scanner.readers.settings.parsers import parse_terraform
 
+from conftest import assert_positions_inside
+
 TF = '''\
 resource "helm_release" "runner" {
   chart  = "gitlab-runner"
@@ -64,7 +66,7 @@ _PIECES = ['resource "helm_release" "r" {', "}", "{", "chart = \"gitlab-runner\"
            "yamlencode(", ")", "=", ",", "\n", " ", "x: 1", "var.y", "[", "1e3", "true"]
 
 
-@settings(derandomize=True, deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=80).map("".join)))
 def test_any_text_gives_values_or_problems_with_positions_inside(text: str) -> None:
     lines = text.count("\n") + 1
@@ -72,7 +74,4 @@ def test_any_text_gives_values_or_problems_with_positions_inside(text: str) -> N
     for line, _ in problems:
         assert line is None or 1 <= line <= lines
     for tree in found:
-        for entry in tree.table.values():
-            spans = [s for pair in entry.values() for s in pair] if isinstance(entry, dict) else entry
-            for line, column, end_line, _ in spans:
-                assert 1 <= line <= end_line <= lines and column >= 1
+        assert_positions_inside(tree, lines)

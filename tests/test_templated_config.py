@@ -14,7 +14,7 @@ from scanner.readers.settings.parsers import parse_omnibus, parse_runner_config
 from scanner.readers.settings.untemplate import neutralize
 from scanner.rules.policy import Policy
 
-from conftest import run_scan, where
+from conftest import assert_positions_inside, run_scan, where
 
 ANSIBLE_RB = """\
 external_url "{{ gitlab_external_url }}"
@@ -183,10 +183,5 @@ def test_templated_readers_give_a_tree_or_a_parse_error_with_positions_inside(te
         except ParseError as exc:
             assert exc.line is None or 1 <= exc.line <= lines
             continue
-        for entry in tree.table.values():
-            spans = [s for pair in entry.values() for s in pair] if isinstance(entry, dict) else entry
-            for line, column, end_line, _ in spans:
-                assert 1 <= line <= end_line <= lines and column >= 1
-        for line, _ in tree.warnings + tree.notices:
-            assert line is None or 1 <= line <= lines
+        assert_positions_inside(tree, lines)
         assert len(tree.notices) <= 1

@@ -30,8 +30,8 @@ def _run(width: int, any_break: bool) -> re.Pattern[str]:
     return re.compile(f"{start}{_RUN}{{{width}}}", re.M)
 
 
-def too_deep(text: str, parser: YAML, limit: int, safe: int) -> tuple[int, int] | None:
-    """The (line, column) of the first node nested deeper than `limit`, if the bound passes `safe`
+def too_deep(text: str, parser: YAML, limit: int, safe: int) -> int | None:
+    """The offset of the first node nested deeper than `limit`, if the bound passes `safe`
     (a depth the composer survives, past which the converter's own check stops it); else None.
 
     Depth counts as `yamldoc` counts it: the root is at 0, each collection adds one. If the text
@@ -44,13 +44,12 @@ def too_deep(text: str, parser: YAML, limit: int, safe: int) -> tuple[int, int] 
     return _first_too_deep(text, parser, limit)
 
 
-def _first_too_deep(text: str, parser: YAML, limit: int) -> tuple[int, int] | None:
+def _first_too_deep(text: str, parser: YAML, limit: int) -> int | None:
     depth = 0
     try:
         for event in parser.parse(text):
             if isinstance(event, CollectionStartEvent | ScalarEvent) and depth > limit:
-                mark = event.start_mark
-                return mark.line + 1, mark.column + 1
+                return int(event.start_mark.index)
             if isinstance(event, CollectionStartEvent):
                 depth += 1
             elif isinstance(event, CollectionEndEvent):

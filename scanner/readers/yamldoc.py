@@ -22,6 +22,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.tag import Tag
 
+from scanner.core.lines import LineIndex
 from scanner.core.tree import ParseError, Span, Tagged, Tree
 from scanner.readers.yamldepth import too_deep
 
@@ -34,13 +35,23 @@ _TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"
 
 class YamlError(ParseError):
     """YAML that cannot be read; `context` and `context_line` are libyaml's ("while scanning a quoted
-    scalar", where it started), when it gives them."""
+    scalar", where it started), when it gives them; `offset` is where the problem is in the text."""
 
     def __init__(self, message: str, line: int | None = None, column: int | None = None, context: str = "",
-                 context_line: int | None = None) -> None:
+                 context_line: int | None = None, offset: int | None = None) -> None:
         super().__init__(message, line, column)
         self.context = context
         self.context_line = context_line
+        self.offset = offset
+
+
+# libyaml ends a line at NEL, U+2028 and U+2029 too; the line model (`scanner.core.lines`) does not, so a
+# text holding one takes its positions from the marks' offsets instead of their lines.
+_OTHER_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _at(lines: LineIndex, mark: Any) -> tuple[int, int]:
+    return lines.position(int(mark.index))
 
 
 def _span(node: Node) -> Span:
@@ -110,18 +121,26 @@ def _scalar(node: ScalarNode) -> Any:
 
 
 class _Converter:
-    def __init__(self, doc: Tree, restore: bool = False) -> None:
+    def __init__(self, doc: Tree, restore: bool = False, lines: LineIndex | None = None) -> None:
         self.doc = doc
         self.memo: dict[int, Any] = {}
         self.restore = restore  # the text had flow-scalar colons replaced (see `load_yaml`)
+        self.lines = lines  # set when libyaml's lines are not the line model's (`_OTHER_BREAKS`)
+
+    def span(self, node: Node) -> Span:
+        if self.lines is None:
+            return _span(node)
+        return _at(self.lines, node.start_mark) + _at(self.lines, node.end_mark)
+
+    def position(self, mark: Any) -> tuple[int, int]:
+        return (mark.line + 1, mark.column + 1) if self.lines is None else _at(self.lines, mark)
 
     def value(self, node: Node, depth: int) -> Any:
         hit = self.memo.get(id(node))
         if hit is not None or id(node) in self.memo:
             return hit
         if depth > MAX_DEPTH:
-            line = node.start_mark.line + 1
-            raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels", line, node.start_mark.column + 1)
+            raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels", *self.position(node.start_mark))
         if isinstance(node, ScalarNode):
             out: Any = _scalar(node)
             if self.restore and isinstance(out, str):
@@ -145,7 +164,7 @@ class _Converter:
         self.memo[id(node)] = items  # a self-referencing alias resolves to the list itself
         for child in node.value:
             items.append(self.value(child, depth + 1))
-            spans.append(_span(child))
+            spans.append(self.span(child))
         self.doc.table[id(items)] = spans
         return items
 
@@ -163,7 +182,7 @@ class _Converter:
             if self.restore:
                 key = key.replace(_COLON_STANDIN, ":")
             data[key] = self.value(vnode, depth + 1)
-            spans[key] = (_span(knode), _span(vnode))
+            spans[key] = (self.span(knode), self.span(vnode))
             keys.add(key)
         for source, source_spans in merged:  # explicit keys win; earlier merge sources win
             for key, value in source.items():
@@ -182,11 +201,11 @@ class _Converter:
             value = self.value(n, depth + 1)
             if not isinstance(value, dict):
                 mark = n.start_mark
-                raise YamlError("a merge key (<<) must refer to a mapping", mark.line + 1, mark.column + 1)
+                raise YamlError("a merge key (<<) must refer to a mapping", *self.position(mark))
             spans = self.doc.table.get(id(value))
             if spans is None:  # `&x {<<: *x}`: the mapping is still being read
                 mark = knode.start_mark
-                raise YamlError("a merge key (<<) refers to the mapping it is in", mark.line + 1, mark.column + 1)
+                raise YamlError("a merge key (<<) refers to the mapping it is in", *self.position(mark))
             out.append((value, spans))
         return out
 
@@ -240,14 +259,9 @@ def load_fast(text: str) -> Tree:
 
 def _flow_colon(text: str, exc: YamlError) -> int | None:
     """The offset of the colon libyaml refused inside a flow scalar, if that was the error."""
-    if not exc.message.endswith("found unexpected ':'") or exc.line is None or exc.column is None:
+    if not exc.message.endswith("found unexpected ':'") or exc.offset is None:
         return None
-    start = 0
-    for _ in range(exc.line - 1):
-        start = text.find("\n", start) + 1
-        if start == 0:
-            return None
-    offset = start + exc.column - 1
+    offset = exc.offset
     after = text[offset + 1 : offset + 2]
     return offset if text[offset : offset + 1] == ":" and after not in ("", " ", "\t", "\n") else None
 
@@ -255,9 +269,9 @@ def _flow_colon(text: str, exc: YamlError) -> int | None:
 def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
     deep = too_deep(text, parser, MAX_DEPTH, 10 * MAX_DEPTH)  # before the C composer, which recurses per level
     if deep is not None:
-        raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels", *deep)
+        raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels", *LineIndex(text).position(deep))
     doc = Tree(roots=[], root_spans=[])
-    converter = _Converter(doc, restore)
+    converter = _Converter(doc, restore, LineIndex(text) if any(b in text for b in _OTHER_BREAKS) else None)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 200))
     try:
@@ -265,14 +279,15 @@ def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
             if node is None:
                 continue
             doc.roots.append(converter.value(node, 0))
-            doc.root_spans.append(_span(node))
+            doc.root_spans.append(converter.span(node))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        col = mark.column + 1 if mark is not None else None
+        lines = LineIndex(text)  # the line model's positions, from the marks' offsets
+        line, col = _at(lines, mark) if mark is not None else (None, None)
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        start = exc.context_mark.line + 1 if exc.context_mark is not None else None
-        raise YamlError(f"invalid YAML: {problem or exc}", line, col, str(exc.context or ""), start) from None
+        start = _at(lines, exc.context_mark)[0] if exc.context_mark is not None else None
+        offset = int(mark.index) if mark is not None else None
+        raise YamlError(f"invalid YAML: {problem or exc}", line, col, str(exc.context or ""), start, offset) from None
     except YAMLError as exc:
         raise YamlError(f"invalid YAML: {exc}") from None
     except (ValueError, OverflowError):  # the pure scanner's chr() of an escape past U+10FFFF
@@ -288,6 +303,5 @@ def _bad_escape(text: str) -> tuple[int | None, int | None]:
     """The position of the first `\\U` escape past the last code point, U+10FFFF."""
     for m in re.finditer(r"\\U([0-9A-Fa-f]{8})", text):
         if int(m.group(1), 16) > 0x10FFFF:
-            start = text.rfind("\n", 0, m.start()) + 1
-            return text.count("\n", 0, m.start()) + 1, m.start() - start + 1
+            return LineIndex(text).position(m.start())
     return None, None

@@ -28,7 +28,7 @@ from scanner.readers.yamldoc import YamlError, load_fast, load_yaml
 
 MAX_REPAIRS = 16
 REPAIR_BUDGET = 4_000_000  # characters parsed again in all, at most: a long broken file gets fewer repairs
-_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # every line break libyaml counts
+_BREAK = re.compile("\r\n|\r|\n")  # the line model's line ends (`scanner.core.lines`): YamlError's lines
 # Characters libyaml refuses anywhere (YAML 1.1 "printable" is everything else; a BOM is allowed).
 _UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # Contexts whose problem shows only after the broken spot: the spot starts at the context's line.
@@ -60,7 +60,7 @@ class _Text:
     def blank_line(self, n: int) -> bool:
         """Blank line n (0-based); whether it held anything."""
         line = self.lines[n]
-        body = line.rstrip("\r\n\x85\u2028\u2029")
+        body = line.rstrip("\r\n")
         if not body.strip():
             return False
         self.lines[n] = " " * len(body) + line[len(body) :]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from typing import Any
 
 from scanner.core.tree import ParseError, Span, Tree
@@ -84,19 +85,24 @@ def _instruction(tree: Tree, root: list[Any], lines: list[str], n: int, end: int
     root.append(item)
 
 
-def _position(start_line: int, start_col: int, text: str, offset: int) -> tuple[int, int]:
-    before = text[:offset]
-    newlines = before.count("\n")
-    if newlines == 0:
-        return start_line, start_col + offset
-    return start_line + newlines, offset - before.rfind("\n")
+class _Place:
+    """Positions in an instruction's arguments, which start at `line`, `col` of the file: one index of
+    the text's line starts, so a thousand words on a thousand continued lines cost no more than they are."""
 
+    def __init__(self, line: int, col: int, text: str) -> None:
+        self.line, self.col = line, col
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
-def _span(line: int, col: int, text: str, a: int, b: int) -> Span:
-    return _position(line, col, text, a) + _position(line, col, text, b)
+    def position(self, offset: int) -> tuple[int, int]:
+        n = bisect_right(self.starts, offset) - 1
+        return (self.line, self.col + offset) if n == 0 else (self.line + n, offset - self.starts[n] + 1)
+
+    def span(self, a: int, b: int) -> Span:
+        return self.position(a) + self.position(b)
 
 
 def _assignments(tree: Tree, text: str, line: int, col: int, env: bool) -> dict[str, Any]:
+    place = _Place(line, col, text)
     data: dict[str, Any] = {}
     spans: dict[str, tuple[Span, Span]] = {}
     words = [m for m in _WORD.finditer(text) if not m.group(0).startswith("#")]
@@ -105,10 +111,7 @@ def _assignments(tree: Tree, text: str, line: int, col: int, env: bool) -> dict[
         rest = text[name.end() :].strip()
         at = text.find(rest, name.end()) if rest else name.end()
         data[name.group(0)] = _unquote(rest)
-        spans[name.group(0)] = (
-            _span(line, col, text, name.start(), name.end()),
-            _span(line, col, text, at, at + len(rest)),
-        )
+        spans[name.group(0)] = (place.span(name.start(), name.end()), place.span(at, at + len(rest)))
     else:
         for m in words:
             word = re.sub(r"\\\n$", "", m.group(0))  # `A=1\` ending a continued line
@@ -117,10 +120,7 @@ def _assignments(tree: Tree, text: str, line: int, col: int, env: bool) -> dict[
             key, _, raw = word.partition("=")
             key_end = m.start() + len(key)
             data[key] = _unquote(raw) if "=" in word else None
-            spans[key] = (
-                _span(line, col, text, m.start(), key_end),
-                _span(line, col, text, key_end + 1, m.start() + len(word)),
-            )
+            spans[key] = (place.span(m.start(), key_end), place.span(key_end + 1, m.start() + len(word)))
     tree.table[id(data)] = spans
     tree.keys.update(data)
     return data
@@ -143,11 +143,12 @@ def _exec_form(tree: Tree, text: str, line: int, col: int) -> list[str] | None:
         return None
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
         return None
+    place = _Place(line, col, text)
     spans: list[Span] = []
     at = 0
     for m in re.finditer(r'"(?:[^"\\]|\\.)*"', text):
         if len(spans) < len(items):
-            spans.append(_span(line, col, text, m.start(), m.end()))
+            spans.append(place.span(m.start(), m.end()))
         at = m.end()
     if len(spans) != len(items) or at == 0:
         return None

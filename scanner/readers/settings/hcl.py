@@ -8,10 +8,10 @@ operator. Nesting is bounded (`MAX_DEPTH`), and every loop moves forward: linear
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from scanner.core.lines import LineIndex
 from scanner.core.tree import Span
 
 _IDENT = re.compile(r"[A-Za-z_][\w-]*")
@@ -53,13 +53,12 @@ class Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         self.i = 0
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.lines = LineIndex(text)
         self.depth = 0
         self.table: dict[int, Any] = {}
 
     def pos(self, i: int) -> tuple[int, int]:
-        line = bisect_right(self.starts, i)
-        return line, i - self.starts[line - 1] + 1
+        return self.lines.position(i)
 
     def span(self, a: int, b: int) -> Span:
         return self.pos(a) + self.pos(b)
@@ -234,22 +233,9 @@ class Reader:
 
     def list_(self) -> list[Any]:
         self.i += 1
-        items: list[Any] = []
-        spans: list[Span] = []
-        while True:
-            self.blank(newlines=True)
-            if self.text.startswith("]", self.i):
-                self.i += 1
-                self.table[id(items)] = spans
-                return items
-            at = self.i
-            items.append(self.expr())
-            spans.append(self.span(at, self.i))
-            self.blank(newlines=True)
-            if self.text.startswith(",", self.i):
-                self.i += 1
-            elif not self.text.startswith("]", self.i):
-                raise HclError("expected `,` or `]`", self.i)
+        items, spans = self.sequence("]")
+        self.table[id(items)] = spans
+        return items
 
     def object_(self) -> dict[str, Any]:
         self.i += 1
@@ -282,17 +268,23 @@ class Reader:
                 self.i += 1
 
     def call(self, name: str) -> Call:
-        found = Call(name)
+        items, spans = self.sequence(")")
+        return Call(name, list(zip(items, spans, strict=True)))
+
+    def sequence(self, closer: str) -> tuple[list[Any], list[Span]]:
+        """Expressions separated by commas up to `closer` (a list's items, a call's arguments)."""
+        items: list[Any] = []
+        spans: list[Span] = []
         while True:
             self.blank(newlines=True)
-            if self.text.startswith(")", self.i):
+            if self.text.startswith(closer, self.i):
                 self.i += 1
-                return found
+                return items, spans
             at = self.i
-            value = self.expr()
-            found.args.append((value, self.span(at, self.i)))
+            items.append(self.expr())
+            spans.append(self.span(at, self.i))
             self.blank(newlines=True)
             if self.text.startswith(",", self.i):
                 self.i += 1
-            elif not self.text.startswith(")", self.i):
-                raise HclError("expected `,` or `)`", self.i)
+            elif not self.text.startswith(closer, self.i):
+                raise HclError(f"expected `,` or `{closer}`", self.i)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from scanner.core.lines import split_lines
 from scanner.core.tree import ParseError, Span, Tree
 from scanner.readers.settings import untemplate
 from scanner.readers.settings.dockerfile import parse_env_file
@@ -42,7 +43,7 @@ def parse_database_yml(text: str) -> Tree:
 
 def parse_helm_values(text: str) -> Tree:
     tree = load_templated_yaml(text)
-    _runner_config(tree, text.splitlines())
+    _runner_config(tree, split_lines(text))
     return tree
 
 
@@ -65,7 +66,7 @@ def parse_terraform(text: str) -> Tree:
         return tree
     found, problems = releases(text)
     tree.warnings.extend(problems)
-    source = text.splitlines()
+    source = split_lines(text)
     for values in found:
         _runner_config(values, source)
         tree.embedded.append(("helm-values", values))
@@ -74,7 +75,7 @@ def parse_terraform(text: str) -> Tree:
 
 def parse_compose(text: str) -> Tree:
     tree = load_templated_yaml(text)
-    source = text.splitlines()
+    source = split_lines(text)
     for root in tree.roots:
         services = root.get("services") if isinstance(root, dict) else None
         for service in services.values() if isinstance(services, dict) else ():
@@ -89,7 +90,7 @@ def parse_compose(text: str) -> Tree:
 
 def parse_k8s_manifest(text: str) -> Tree:
     tree = load_templated_yaml(text)
-    source = text.splitlines()
+    source = split_lines(text)
     for root in tree.roots:
         for _, container in containers(root, ()):
             env = container.get("env")
@@ -103,7 +104,7 @@ def parse_env(text: str) -> Tree:
     tree = parse_env_file(text)
     env = tree.roots[0]
     if isinstance(env.get(OMNIBUS_CONFIG), str):
-        _embed_gitlab_rb(tree, env[OMNIBUS_CONFIG], tree.table[id(env)][OMNIBUS_CONFIG][1], text.splitlines())
+        _embed_gitlab_rb(tree, env[OMNIBUS_CONFIG], tree.table[id(env)][OMNIBUS_CONFIG][1], split_lines(text))
     return tree
 
 

@@ -1,9 +1,11 @@
 """Ruby statements and literal values, read from `scanner.readers.settings.ruby` tokens.
 
 `statements` splits tokens at newlines and `;` outside brackets (a line ending in an operator
-or `,` goes on). An unclosed or mismatched bracket is a warning for that statement, and
-reading resumes at the next line that starts in the statement's own column or left of it (column
-1 for most settings; a setting inside `if … end` is indented, and so are its neighbours).
+or `,` goes on). An unclosed or mismatched bracket is a warning for that statement: a bracket
+still open when a line starts with an identifier in the statement's own column or left of it
+(column 1 for most settings; a setting inside `if … end` is indented, and so are its neighbours)
+was never closed, and reading goes on there; after a mismatched one it resumes at the next line
+starting in that column. Reading never goes back: linear in the tokens.
 
 `Values` reads one literal: strings, symbols (read as their name: Omnibus treats `:webhook`
 and `'webhook'` alike), numbers, `true`/`false`/`nil`, arrays, hashes (`=>` and `key:`), and
@@ -37,13 +39,12 @@ def statements(tokens: list[Tok], warnings: list[Problem]) -> Iterator[list[Tok]
     while i < n:
         while i < n and tokens[i].kind == "newline":
             i += 1
-        start = i
         column = tokens[i].span[1] if i < n else 1
         stmt, i, problem = _one(tokens, i, column)
         if problem is not None:
             warnings.append(problem)
-            if not _starts_setting(tokens, i, column):  # else it stopped at the next setting: go on there
-                i = _resync(tokens, start, column)
+            if not _starts_statement(tokens, i, column):  # else it stopped at the next statement: go on there
+                i = _resync(tokens, i - 1, column)
         elif stmt:
             yield stmt
 
@@ -56,7 +57,7 @@ def _one(tokens: list[Tok], i: int, column: int) -> tuple[list[Tok], int, Proble
         tok = tokens[i]
         i += 1
         if tok.kind == "newline" or (tok.kind == "punct" and tok.text == ";" and not stack):
-            if stack and _starts_setting(tokens, i, column):  # a new `x['a'] =` at its column: this one never closed
+            if stack and _starts_statement(tokens, i, column):  # a new statement at its column: this one never closed
                 return out, i, _unclosed(stack[0])
             if stack or (out and tok.kind == "newline" and _continues(out, tokens, i)):
                 continue
@@ -102,8 +103,19 @@ def _continues(out: list[Tok], tokens: list[Tok], i: int) -> bool:
     return i < len(tokens) and tokens[i].kind == "punct" and tokens[i].text in (".", "&.")
 
 
+def _starts_statement(tokens: list[Tok], i: int, column: int) -> bool:
+    """A setting (`_starts_setting`), or any identifier (`external_url`, `git_data_dirs`, `if`, `end`),
+    at the start of a line at `column` or left of it: inside brackets Omnibus indents, so a bracket
+    still open there was never closed."""
+    if _starts_setting(tokens, i, column):
+        return True
+    return i < len(tokens) and tokens[i].kind == "ident" and tokens[i].span[1] <= column and (
+        i == 0 or tokens[i - 1].kind == "newline")
+
+
 def _resync(tokens: list[Tok], start: int, column: int = 1) -> int:
-    """The next token after the bad statement's first line that starts a line at its column or left of it."""
+    """The next token after the line of `start` (where the bad statement went wrong) that starts a line
+    at the statement's column or left of it; reading never goes back, so it stays linear."""
     line = tokens[start].span[0]
     for j in range(start + 1, len(tokens)):
         tok = tokens[j]

@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 from typing import Any
 
+from scanner.core.lines import LineIndex
 from scanner.core.tree import Span, Tree
 from scanner.readers.settings.untemplate import one_notice
 from scanner.readers.yamlrepair import read_yaml
 
 STANDINS = ("\ue001", "\ue002")  # alternated, so two expressions side by side stay two
-_TEMPLATE = re.compile(r"<%.*?%>|\{\{.*?\}\}|\{%.*?%\}", re.S)
+_OPENER = re.compile(r"<%|\{\{|\{%")
+_CLOSERS = {"<%": "%>", "{{": "}}", "{%": "%}"}
+_WORD = re.compile(r"\S")
+_LINE_END = re.compile(r"[^\S\n]*(?:\n|\Z)")  # blanks to the end of the line
 _RUN = re.compile("\ue001+|\ue002+")
-# Every line break libyaml counts, so a position (line, column) maps back to an offset in the text.
-_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_BREAKS = "\r\n\x85\u2028\u2029"
+_BREAKS = "\r\n"  # kept inside a replaced expression: the line model's line ends
 MARKERS = ("<%", "{{", "{%")
 
 
@@ -33,22 +36,47 @@ def is_templated(text: str) -> bool:
     return any(m in text for m in MARKERS)
 
 
+def _tags(text: str) -> Iterator[tuple[int, int]]:
+    """Each expression's start and end, left to right. An opener whose closer never comes is text; it
+    is looked for once, so a thousand unclosed `{{` cost one scan, not a thousand."""
+    missing: set[str] = set()
+    i = 0
+    while (m := _OPENER.search(text, i)) is not None:
+        closer = _CLOSERS[m.group()]
+        end = -1 if closer in missing else text.find(closer, m.end())
+        if end < 0:
+            missing.add(closer)
+            i = m.start() + 1
+            continue
+        yield m.start(), end + len(closer)
+        i = end + len(closer)
+
+
 def _neutralize(text: str) -> tuple[str, list[tuple[int, str]]]:
-    """The text with expressions replaced, and each replaced expression's offset and text."""
+    """The text with expressions replaced, and each replaced expression's offset and text (linear: each
+    line's start is looked for once, and only the first expression of a line looks back at it)."""
     replaced: list[tuple[int, str]] = []
-
-    def replace(m: re.Match[str]) -> str:
-        tag = m.group(0)
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        alone = not text[start : m.start()].strip() and not text[m.end() : len(text) if end < 0 else end].strip()
+    out: list[str] = []
+    at, line_start, written = 0, 0, False  # `written`: the line holds something before this expression
+    for a, b in _tags(text):
+        tag = text[a:b]
+        nl = text.rfind("\n", at, a)
+        if nl >= 0:
+            line_start, written = nl + 1, False
+        alone = not written and _WORD.search(text, line_start, a) is None and _LINE_END.match(text, b) is not None
+        out.append(text[at:a])
         if alone and not tag.startswith("<%="):
-            return "".join(c if c in _BREAKS else " " for c in tag)  # a control line: `<% if %>`, `{{- end }}`
-        fill = STANDINS[len(replaced) % 2]
-        replaced.append((m.start(), tag))
-        return "".join(c if c in _BREAKS else fill for c in tag)
-
-    return _TEMPLATE.sub(replace, text), replaced
+            out.append("".join(c if c in _BREAKS else " " for c in tag))  # a control line: `<% if %>`, `{{- end }}`
+        else:
+            fill = STANDINS[len(replaced) % 2]
+            replaced.append((a, tag))
+            out.append("".join(c if c in _BREAKS else fill for c in tag))
+        nl = tag.rfind("\n")
+        if nl >= 0:
+            line_start = a + nl + 1
+        at, written = b, True
+    out.append(text[at:])
+    return "".join(out), replaced
 
 
 def load_templated_yaml(text: str) -> Tree:
@@ -69,7 +97,7 @@ def _templated(value: Any) -> bool:
 class _Restorer:
     def __init__(self, tree: Tree, text: str, replaced: list[tuple[int, str]]) -> None:
         self.tree = tree
-        self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+        self.starts = LineIndex(text).starts
         self.offsets = [off for off, _ in replaced]
         self.replaced = replaced
         self.seen: set[int] = set()

@@ -26,9 +26,11 @@ from typing import Any
 from scanner.core.tree import Tagged, Tree
 
 FILL = "\ue003"  # private-use: never in a settings file
-# Terraform's directives by their keywords: Ruby's `%{…}` is a string.
-_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|<%.*?%>|\$\{[^{}\n]*\}"
-                  r"|%\{~?[ \t]*(?:if|else|endif|for|endfor)\b[^{}\n]*\}")
+# Jinja and ERB tags end at their closer; Terraform's at the first brace (its directives by their
+# keywords: Ruby's `%{…}` is a string).
+_CLOSERS = {"{{": "}}", "{%": "%}", "{#": "#}", "<%": "%>"}
+_TERRAFORM = re.compile(r"\$\{[^{}\n]*\}|%\{~?[ \t]*(?:if|else|endif|for|endfor)\b[^{}\n]*\}")
+
 _OUTPUT = ("{{", "<%=", "${")
 _SPOT = re.compile(r" \((?:lines? \d|too many)[^()]*\)$")
 _JINJA_ERB = ("{{", "{%", "{#", "<%")
@@ -70,10 +72,8 @@ def _line(line: str) -> tuple[str, bool, bool]:
     if not tags:
         return line, False, False
     jinja = any(line.startswith(_JINJA_ERB, a) for a, _, _ in tags)
-    rest = line
-    for a, b, _ in reversed(tags):
-        rest = rest[:a] + rest[b:]
-    if not rest.strip():
+    gaps = zip([0] + [b for _, b, _ in tags], [a for a, _, _ in tags] + [len(line)], strict=True)
+    if not any(line[a:b].strip() for a, b in gaps):  # nothing but tags
         return " " * len(line), True, jinja
     chars = list(line)
     bare = [(a, b) for a, b, inside in tags if not inside and line.startswith(_OUTPUT, a)]
@@ -95,11 +95,12 @@ def _tags(line: str) -> tuple[list[tuple[int, int, bool]], int]:
     quote: str | None = None
     equals = -1
     i, n = 0, len(line)
+    missing: set[str] = set()  # closers not on the rest of the line: looked for once (linear)
     while i < n:
-        m = _TAG.match(line, i) if line[i] in "{<$%" else None
-        if m is not None and m.end() > i:
-            found.append((i, m.end(), quote is not None))
-            i = m.end()
+        end = _tag_end(line, i, missing) if line[i] in "{<$%" else -1
+        if end > i:
+            found.append((i, end, quote is not None))
+            i = end
             continue
         c = line[i]
         if quote is None and c == "#":
@@ -113,6 +114,21 @@ def _tags(line: str) -> tuple[list[tuple[int, int, bool]], int]:
             equals = i
         i += 1
     return found, (n if equals < 0 else equals)
+
+
+def _tag_end(line: str, i: int, missing: set[str]) -> int:
+    """Where the tag starting at `i` ends, or -1."""
+    closer = _CLOSERS.get(line[i : i + 2])
+    if closer is None:
+        m = _TERRAFORM.match(line, i)
+        return m.end() if m else -1
+    if closer in missing:
+        return -1
+    end = line.find(closer, i + 2)
+    if end < 0:
+        missing.add(closer)
+        return -1
+    return end + len(closer)
 
 
 def restore(tree: Tree, text: str) -> None:
@@ -178,7 +194,7 @@ def one_notice(tree: Tree, what: str, text: str) -> None:
     """A templated file's problems on lines that hold a tag become one notice for the file (template
     syntax is not the file's mistake); a problem on a line without one stays an error."""
     lines = text.split("\n")
-    tagged = [(n, m) for n, m in tree.warnings if n is not None and 0 < n <= len(lines) and _TAG.search(lines[n - 1])]
+    tagged = [(n, m) for n, m in tree.warnings if n is not None and 0 < n <= len(lines) and _tags(lines[n - 1])[0]]
     if not tagged:
         return
     tree.warnings[:] = [w for w in tree.warnings if w not in tagged]
