@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_output_formats import sarif_validator  # noqa: F401  (the OASIS schema)
 
 from scanner.cli import main
 from scanner.commands import comment
@@ -73,8 +75,8 @@ def test_the_scan_says_what_the_change_adds_and_fails_only_on_that(
     assert main(["scan", ".", "--target", "18.0", "--diff-base", "main", "--color", "never"]) == 1
     text = capsys.readouterr().out
     assert text.startswith(".gitlab-ci.yml:5:3: error[ci-type-types-keywords] ") and "terraform" not in text
-    assert text.rstrip().endswith(f"Against main (merge base {base[:12]}): 1 new (listed), 1 already there, "
-                                  "0 fixed.")
+    assert text.rstrip().endswith(f"Against main (merge base {base[:12]}): 1 new (1 error), listed; 1 already "
+                                  "there (1 error), not listed; 0 fixed.")
     moved = "# a comment line\n\n" + ADDED  # every finding two lines down: the same fingerprints
     commit(repo, moved, "move everything down")
     git(repo, "checkout", "-q", "main")
@@ -243,3 +245,176 @@ def test_a_commit_id_as_the_base_is_shown_not_masked(
     assert main(["scan", ".", "--diff-base", base, "--target", "18.0", "-q", "-o", "json=sunset.json"]) == 1
     assert post("sunset.json", ci_env(fake)) == 0
     assert f"Compared with `{base}` at `{base[:12]}` (the merge base): **1 new**" in note_of(fake)["body"]
+
+
+JWT_CI = BASE_CI.replace("./deploy.sh", "vault login $CI_JOB_JWT")  # line 5: ci-job-jwt-variables
+JWT_TITLE = "`CI_JOB_JWT`, `CI_JOB_JWT_V1` and `CI_JOB_JWT_V2` were removed"
+
+
+@pytest.fixture
+def three(repo: Path) -> str:
+    """main: terraform-templates (line 2) and ci-job-jwt-variables (line 5); the branch keeps the first,
+    drops the second and adds ci-type-types-keywords (line 5). Returns the merge base."""
+    git(repo, "checkout", "-q", "main")
+    base = commit(repo, JWT_CI, "main uses CI_JOB_JWT")
+    git(repo, "checkout", "-q", "-B", "feature", "main")
+    commit(repo, ADDED, "drop CI_JOB_JWT, add a type")
+    return base
+
+
+def test_sarif_gives_every_result_its_baseline_state(
+    repo: Path, three: str, capsys: pytest.CaptureFixture[str], sarif_validator: Any  # noqa: F811
+) -> None:
+    """SARIF 2.1.0, 3.27.24: `new`, `unchanged`, and `absent` for what the base had and the branch has not;
+    on one result, on all of them."""
+    capsys.readouterr()
+    assert main(["scan", ".", "--target", "18.0", "--diff-base", "main", "--format", "sarif"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert _schema_errors(sarif_validator, doc) == []
+    run = doc["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+             r["locations"][0]["physicalLocation"]["region"]["startLine"], r["baselineState"], rules[r["ruleIndex"]])
+            for r in run["results"]] == [
+        ("terraform-templates", ".gitlab-ci.yml", 2, "unchanged", "terraform-templates"),
+        ("ci-type-types-keywords", ".gitlab-ci.yml", 5, "new", "ci-type-types-keywords"),
+        ("ci-job-jwt-variables", ".gitlab-ci.yml", 5, "absent", "ci-job-jwt-variables"),
+    ]
+    assert run["properties"]["baseline"] == {"base": "main", "commit": three, "note": ""}
+    capsys.readouterr()
+    assert main(["scan", ".", "--target", "18.0", "--format", "sarif"]) == 1  # no comparison: no state at all
+    plain = json.loads(capsys.readouterr().out)["runs"][0]
+    assert [("baselineState" in r, r["ruleId"]) for r in plain["results"]] == [
+        (False, "terraform-templates"), (False, "ci-type-types-keywords")]
+    assert "baseline" not in plain["properties"]
+
+
+def _schema_errors(validator: Any, doc: dict[str, Any]) -> list[str]:
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+def test_text_and_statistics_count_new_and_existing_apart(
+    repo: Path, three: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert main(["scan", ".", "--target", "18.0", "--diff-base", "main", "--color", "never"]) == 1
+    text = capsys.readouterr().out
+    assert text.startswith(".gitlab-ci.yml:5:3: error[ci-type-types-keywords] ")
+    assert "terraform" not in text.rsplit("\n\n", 1)[0] and "CI_JOB_JWT" not in text
+    assert text.splitlines()[-1] == (
+        "Scanned 1 file for GitLab 18.0: 2 error(s), 0 warning(s), 0 info; 0 input error(s); 0 suppressed, "
+        f"0 baselined. 1 with `sunset fix --unsafe`. Against main (merge base {three[:12]}): 1 new (1 error), "
+        "listed; 1 already there (1 error), not listed; 1 fixed.")
+    assert main(["scan", ".", "--target", "18.0", "--diff-base", "main", "--statistics"]) == 1  # new ones decide
+    assert capsys.readouterr().out == (
+        "new  existing  fixed  policy                       title\n"
+        "  1         0      0  ci-type-types-keywords       `types:` and `type:` keywords in CI/CD configuration\n"
+        "  0         1      0  terraform-templates          Terraform CI/CD templates are removed in GitLab 18.0\n"
+        f"  0         0      1  ci-job-jwt-variables         {JWT_TITLE}\n")
+    commit(repo, JWT_CI.replace("vault login $CI_JOB_JWT", "./deploy.sh"), "only main's terraform left")
+    assert main(["scan", ".", "--target", "18.0", "--diff-base", "main", "--statistics"]) == 0  # nothing new
+    assert capsys.readouterr().out == (
+        "new  existing  fixed  policy                     title\n"
+        "  0         1      0  terraform-templates        Terraform CI/CD templates are removed in GitLab 18.0\n"
+        f"  0         0      1  ci-job-jwt-variables       {JWT_TITLE}\n")
+
+
+def test_code_quality_is_the_same_report_with_or_without_a_comparison(
+    repo: Path, three: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GitLab's widget compares the branch's report with the target's itself, by fingerprint: the report
+    holds every finding, and `--diff-base` changes not a byte of it."""
+    assert main(["scan", ".", "--target", "18.0", "-q", "--diff-base", "main", "-o", "codequality=mr.json"]) == 1
+    assert main(["scan", ".", "--target", "18.0", "-q", "-o", "codequality=plain.json"]) == 1
+    git(repo, "checkout", "-q", "main")
+    assert main(["scan", ".", "--target", "18.0", "-q", "-o", "codequality=target.json"]) == 1
+    mr, target = (json.loads((repo / name).read_text(encoding="utf-8")) for name in ("mr.json", "target.json"))
+    assert (repo / "mr.json").read_bytes() == (repo / "plain.json").read_bytes()
+    assert [(q["check_name"], q["location"]["lines"]["begin"]) for q in mr] == [
+        ("terraform-templates", 2), ("ci-type-types-keywords", 5)]
+    # what the widget will show: by fingerprint, one added, one fixed, the template unchanged
+    added = {q["check_name"] for q in mr} - {q["check_name"] for q in target}
+    assert {q["fingerprint"] for q in mr} - {q["fingerprint"] for q in target} == {
+        q["fingerprint"] for q in mr if q["check_name"] in added} and added == {"ci-type-types-keywords"}
+    assert [q["check_name"] for q in target if q["fingerprint"] not in {m["fingerprint"] for m in mr}] == [
+        "ci-job-jwt-variables"]
+
+
+class Marks(HTMLParser):
+    """The rows of the findings tables: `data-change` and the `new` marker; the fixed table's rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.cards: dict[str, str] = {}
+        self._card: str | None = None
+        self._in_row = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "tr" and ("data-change" in a or "data-fixed" in a):
+            self.rows.append([f"change={a['data-change']}" if "data-change" in a else "fixed"])
+            self._in_row = True
+        elif tag == "tr":
+            self._in_row = False
+        if tag == "span" and a.get("class") == "new" and self._in_row:
+            self.rows[-1].append("marked new")
+        self._card = a.get("data-k") if tag == "b" else None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._card = None
+
+    def handle_data(self, data: str) -> None:
+        if self._card:
+            self.cards[self._card] = data
+        if self._in_row and data.strip():
+            self.rows[-1].append(data.strip())
+
+
+def test_html_marks_new_findings_and_lists_the_fixed_ones(
+    repo: Path, three: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["scan", ".", "--target", "18.0", "-q", "--diff-base", "main", "-o", "html=r.html",
+                 "-o", "json=r.json"]) == 1
+    page = Marks()
+    page.feed((repo / "r.html").read_text(encoding="utf-8"))
+    diff = json.loads((repo / "r.json").read_text(encoding="utf-8"))["diff"]
+    assert {k: int(page.cards[k]) for k in ("new", "existing", "fixed")} == {
+        "new": diff["new"], "existing": diff["existing"], "fixed": len(diff["fixed"])} == {
+        "new": 1, "existing": 1, "fixed": 1}
+    assert [row[:5] for row in page.rows] == [
+        ["change=existing", "2:15", "error", "terraform-templates", "18.0"],
+        ["change=new", "5:3", "marked new", "new", "error"],
+        ["fixed", ".gitlab-ci.yml", "5:24", "error", "ci-job-jwt-variables"],
+    ]
+    assert "ci-type-types-keywords" in page.rows[1]
+    html = (repo / "r.html").read_text(encoding="utf-8")
+    assert f"Compared with <code>main</code> (the merge base <code>{three[:12]}</code>)" in html
+    assert "<h2>Fixed since main</h2>" in html
+    assert main(["scan", ".", "--target", "18.0", "-q", "-o", "html=plain.html"]) == 1
+    plain = (repo / "plain.html").read_text(encoding="utf-8")
+    assert "data-change" not in plain and 'class="new"' not in plain and "Fixed since" not in plain
+
+
+def test_a_secret_on_a_fixed_line_is_masked_in_every_report(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fixed findings come from the base's files: they pass through the same redactor as the rest."""
+    token = "glpat-Abcdefghij0123456789"
+    git(repo, "checkout", "-q", "main")
+    commit(repo, JWT_CI.replace("script: [vault login $CI_JOB_JWT]", f"script: [vault login $CI_JOB_JWT {token}]"),
+           "a token on the line")
+    git(repo, "checkout", "-q", "-B", "feature", "main")
+    commit(repo, BASE_CI, "drop the line")
+    outputs = [f"{fmt}=r.{fmt}" for fmt in ("json", "sarif", "html", "markdown", "codequality")]
+    assert main(["scan", ".", "--target", "18.0", "-q", "--diff-base", "main",
+                 *[x for o in outputs for x in ("-o", o)]]) == 0
+    for output in outputs:
+        text = (repo / output.split("=")[1]).read_text(encoding="utf-8")
+        assert token not in text and "Abcdefghij" not in text, output
+    fixed = json.loads((repo / "r.json").read_text(encoding="utf-8"))["diff"]["fixed"]
+    assert [(f["rule_id"], f["line"], f["snippet"]) for f in fixed] == [
+        ("ci-job-jwt-variables", 5, "  script: [vault login $CI_JOB_JWT ****]")]
+    capsys.readouterr()
+    assert main(["scan", ".", "--target", "18.0", "--diff-base", "main", "--statistics"]) == 0
+    assert token not in capsys.readouterr().out

@@ -200,6 +200,54 @@ def test_fix_takes_select_ignore_exclude_and_target(repo: Path, capsys: pytest.C
         ".gitlab-ci.yml"]
 
 
+def test_fix_honours_the_configuration_file_as_scan_does_and_a_flag_wins(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`target:` narrows the fixes to what breaks there (what the scan's exit status counts), `policies:`
+    and `exclude:` choose as they do for `scan`; each flag wins over the file."""
+    write(repo, {".gitlab-ci.yml": DAST, "tools/notes.py": NOTES, "vendor/notes.py": NOTES})
+    dast = (".gitlab-ci.yml", "dast-crawl-element-timeout-variables")  # removed in 18.0
+    tools, vendor = ("tools/notes.py", "rest-mr-merged-by"), ("vendor/notes.py", "rest-mr-merged-by")  # not dated
+    config = repo / ".sunset.yml"
+    config.write_text('target: "18.0"\n', encoding="utf-8")
+    code, fixed, err = _fixed(capsys)
+    assert (code, fixed) == (1, [dast])
+    assert err.splitlines()[-1] == ("sunset fix: would fix 1 finding(s) in 1 file(s); 1 finding(s) have no automatic "
+                                    "fix; 2 not breaking at GitLab 18.0 left alone.")
+    config.write_text('target: "17.0"\n', encoding="utf-8")  # DAST's variable still works on 17.0
+    assert _fixed(capsys)[:2] == (0, [])
+    assert _fixed(capsys, "--target", "18.0")[:2] == (1, [dast])
+    config.write_text("policies:\n  select: [api]\nexclude: [vendor/]\n", encoding="utf-8")
+    assert _fixed(capsys)[:2] == (1, [tools])  # no target: every fixable finding the selection reports
+    assert _fixed(capsys, "--exclude", "tools/")[:2] == (1, [vendor])
+    assert _fixed(capsys, "--select", "ci")[:2] == (1, [dast])
+    assert _fixed(capsys, "--ignore", "api")[0] == 0  # --ignore adds to the file's ignore; nothing is left
+
+
+def test_fix_shows_its_settings(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo, {".gitlab-ci.yml": DAST, ".sunset.yml": 'fail_on: error\ntarget: "18.0"\nexclude: [vendor/]\n'})
+    before = (repo / ".gitlab-ci.yml").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["fix", "--show-settings"]) == 0
+    out = capsys.readouterr().out
+    assert (repo / ".gitlab-ci.yml").read_text(encoding="utf-8") == before  # nothing fixed
+    rows = {line.split()[0]: line for line in out.splitlines()[2:]}
+    assert out.splitlines()[0] == ("sunset fix settings (a flag wins over the configuration file, the file over "
+                                   "the default):")
+    assert rows["target"].split() == ["target", "18.0", "(.sunset.yml:2)"]
+    assert rows["exclude"].split() == ["exclude", "vendor/", "(.sunset.yml:3)"]
+    assert rows["fixes"].split() == ["fixes", "only", "what", "breaks", "on", "18.0", "(.sunset.yml:2)"]
+    assert "fail_on" not in rows  # fix's exit status does not depend on severities
+    assert main(["fix", "--show-settings", "--target", "17", "--unsafe"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows["fixes"].split() == ["fixes", "only", "what", "breaks", "on", "17.0,", "and", "--unsafe", "ones",
+                                     "(--target)"]
+    (repo / ".sunset.yml").unlink()
+    assert main(["fix", "--show-settings"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert " ".join(rows["fixes"].split()) == "fixes every finding a policy can fix (default: no target given)"
+
+
 def test_fix_and_scan_say_the_same_about_where_the_configuration_is(capsys: pytest.CaptureFixture[str]) -> None:
     helps = []
     for command in ("scan", "fix"):

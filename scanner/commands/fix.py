@@ -44,7 +44,8 @@ def configure(subparsers: Any) -> None:
     p.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (see docs/fix.md)")
     p.add_argument("--diff", action="store_true", help="print a unified diff and change nothing")
     p.add_argument("--target", help="fix only what breaks on this GitLab release (17, 17.10): findings removed at or "
-                   "before it (default: every finding a policy can fix, whatever the configuration's target)")
+                   "before it (default: the configuration file's target; without one, every finding a policy can "
+                   "fix)")
     p.add_argument("--select", action="append", metavar="SELECTOR[,…]",
                    help="fix only findings of these policies: ids, id prefixes (graphql-) or groups (runner)")
     p.add_argument("--ignore", action="append", metavar="SELECTOR[,…]", help="leave these policies' findings alone")
@@ -54,16 +55,34 @@ def configure(subparsers: Any) -> None:
                    help="skip these too (adds to the configuration's exclude)")
     p.add_argument("--policies", action="append", metavar="DIR", help="also load policies from DIR")
     p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    p.add_argument("--show-settings", action="store_true",
+                   help="print the resolved settings and where each came from, and fix nothing")
     # what `scanner.commands.scan.plan` reads and `sunset fix` does not offer
     p.set_defaults(func=run, baseline=None, write_baseline=None, fail_on=None, max_file_size=_MAX_FILE_BYTES)
 
 
 def run(args: argparse.Namespace) -> int:
     from scanner.commands.scan import plan
+    from scanner.commands.settings import Sources, render
     from scanner.core.redact import MASK, redact
     from scanner.fix.run import run_fix
 
-    result = run_fix(plan(args), unsafe=args.unsafe, write=not args.diff, only_breaking=args.target is not None)
+    sources = Sources()
+    fix_plan = plan(args, sources=sources)
+    # a target, from the flag or the configuration file, narrows the fixes to what breaks there, as the
+    # scan's exit status counts only that; without one every fixable finding is fixed
+    file_target = sources.loaded is not None and sources.loaded.config.target is not None
+    only_breaking = args.target is not None or file_target
+    if getattr(args, "show_settings", False):
+        rows = [row for row in sources.rows if row[0] != "fail_on"]  # `fix` has no exit status by severity
+        target = next(value for name, value, _ in rows if name == "target")
+        what = f"only what breaks on {target}" if only_breaking else "every finding a policy can fix"
+        rows.append(("fixes", what + (", and --unsafe ones" if args.unsafe else ""),
+                     "--target" if args.target is not None else sources.where("target") if file_target
+                     else "default: no target given"))
+        sys.stdout.write(render(Sources(sources.loaded, rows), "fix"))
+        return EXIT_OK
+    result = run_fix(fix_plan, unsafe=args.unsafe, write=not args.diff, only_breaking=only_breaking)
     report_stream = sys.stderr if args.diff else sys.stdout
     if args.diff:
         diff = "".join(result.diffs)

@@ -65,11 +65,11 @@ def listed(values: object) -> str:
     return str(values)
 
 
-def render(sources: Sources) -> str:
+def render(sources: Sources, command: str = "scan") -> str:
     """One line per setting: name, value, and where it came from."""
     name_w = max(len(n) for n, _, _ in sources.rows)
     value_w = min(48, max(len(v) for _, v, _ in sources.rows))
-    lines = ["sunset scan settings (a flag wins over the configuration file, the file over the default):", ""]
+    lines = [f"sunset {command} settings (a flag wins over the configuration file, the file over the default):", ""]
     for name, value, origin in sources.rows:
         lines.append(f"{name:<{name_w}}  {value:<{value_w}}  ({origin})")
     return "\n".join(lines) + "\n"

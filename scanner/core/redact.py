@@ -102,18 +102,15 @@ def redact_report(report: Report) -> Report:
     """A copy of the report with every string a format shows redacted (snippets, messages, matched
     values, input errors, include targets and notes). A finding's message is policy prose with the
     matched text filled in already redacted (`scanner.engine.findings`), so it is read as prose."""
-    findings = [
-        dataclasses.replace(
-            f,
-            message=redact(f.message, prose=True),
-            matched=redact(f.matched),
-            location=_redact_location(f.location),
-        )
-        for f in report.findings
-    ]
+    def finding(f: Finding) -> Finding:
+        return dataclasses.replace(f, message=redact(f.message, prose=True), matched=redact(f.matched),
+                                   location=_redact_location(f.location))
+
+    findings = [finding(f) for f in report.findings]
     errors = [dataclasses.replace(e, message=redact_error(e.message)) for e in report.errors]
     includes = [dataclasses.replace(i, target=redact(i.target), note=redact(i.note)) for i in report.includes]
-    return dataclasses.replace(report, findings=findings, errors=errors, includes=includes)
+    diff = report.diff and dataclasses.replace(report.diff, fixed=tuple(finding(f) for f in report.diff.fixed))
+    return dataclasses.replace(report, findings=findings, errors=errors, includes=includes, diff=diff)
 
 
 def redact_data(value: Any) -> Any:
@@ -147,10 +144,15 @@ def visible_report(report: Report, snippets: bool = True) -> Report:
         shown = dataclasses.replace(f.location, path=visible(f.location.path))
         return dataclasses.replace(shown, snippet=visible(shown.snippet)) if snippets else shown
 
-    findings = [dataclasses.replace(f, message=visible(f.message), title=visible(f.title), matched=visible(f.matched),
-                                    location=loc(f)) for f in report.findings]
+    def finding(f: Finding) -> Finding:
+        return dataclasses.replace(f, message=visible(f.message), title=visible(f.title), matched=visible(f.matched),
+                                   location=loc(f))
+
+    findings = [finding(f) for f in report.findings]
     errors = [dataclasses.replace(e, path=visible(e.path), message=visible(e.message)) for e in report.errors]
     warnings = [dataclasses.replace(e, path=visible(e.path), message=visible(e.message)) for e in report.warnings]
     includes = [dataclasses.replace(i, source=visible(i.source), target=visible(i.target), note=visible(i.note))
                 for i in report.includes]
-    return dataclasses.replace(report, findings=findings, errors=errors, warnings=warnings, includes=includes)
+    diff = report.diff and dataclasses.replace(report.diff, fixed=tuple(finding(f) for f in report.diff.fixed))
+    return dataclasses.replace(report, findings=findings, errors=errors, warnings=warnings, includes=includes,
+                               diff=diff)

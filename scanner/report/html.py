@@ -6,7 +6,8 @@ by then), the policies found (each with its fix, GitLab's documentation and suns
 `sunset fix` rewrites it), the shared files with the largest blast radius (instance scans), one row per
 project (per file for a checkout scan) with its readiness, the findings under the file they are written
 in, the input errors. Every number is in an element with a `data-k` name, so tests compare it with the
-JSON.
+JSON. With `--diff-base`: what the findings were compared with and how many are new, already there and
+fixed; each finding row says `new` or `existing` (`data-change`), new ones marked; the fixed ones listed.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ border-bottom:1px solid #eee;vertical-align:top}th{background:#f6f6f8}td.n,th.n{
 min-width:8rem}.card b{display:block;font-size:1.5rem}.sev{border-radius:3px;padding:0 .35rem;color:#fff}
 .error{background:#c62828}.warning{background:#ef8f00}.info{background:#1565c0}code{font-size:12px}
 details summary{cursor:pointer}.muted{color:#666}.chart{display:block;margin:.5rem 0}.fix{font-weight:bold}
+.new{border:1px solid #c62828;color:#c62828;border-radius:3px;padding:0 .3rem;font-size:12px;font-weight:bold}
 """
 
 
@@ -105,8 +107,22 @@ def _summary(report: Report, rows: list[Unit], target: Version, noun: str) -> st
              ("findings", len(report.findings), "findings"), ("errors (break)", counts["error"], "error"),
              ("warnings", counts["warning"], "warning"), ("info", counts["info"], "info"),
              ("files scanned", report.files_scanned, "files"), ("input errors", len(report.errors), "input-errors")]
+    if report.diff is not None:
+        new = len(report.new_findings())
+        cards[2:2] = [("new", new, "new"), ("already there", len(report.findings) - new, "existing"),
+                      ("fixed", len(report.diff.fixed), "fixed")]
     html = "".join(f'<div class="card"><b data-k="{k}">{v}</b>{escape(label)}</div>' for label, v, k in cards)
-    return f'<div class="cards">{html}</div>' + svg.stacked(counts, "findings by severity")
+    return _compared(report) + f'<div class="cards">{html}</div>' + svg.stacked(counts, "findings by severity")
+
+
+def _compared(report: Report) -> str:
+    """`--diff-base`: what the findings were compared with."""
+    d = report.diff
+    if d is None:
+        return ""
+    how = f"the merge base <code>{escape(d.commit[:12])}</code>" if not d.note else escape(d.note)
+    return (f'<p id="compared">Compared with <code>{escape(d.base)}</code> ({how}): findings marked '
+            f'<span class="new">new</span> are what the change adds; the others were already there.</p>')
 
 
 LEGEND = """<h2>Legend</h2><ul>
@@ -212,18 +228,37 @@ def _units(rows: list[Unit], noun: str, target: Version) -> str:
             f"{''.join(body)}</table>")
 
 
+def _row(f: Finding, tiers: dict[str, str], attrs: str = "", first: str = "") -> str:
+    """A finding's row; `attrs` of the row, `first` cells before its own; `data-change="new"` marks it new."""
+    marker = ' <span class="new">new</span>' if 'data-change="new"' in attrs else ""
+    return (f"<tr{attrs}>{first}<td class=n>{f.location.line}:{f.location.column}{marker}</td>"
+            f"<td>{_sev(f.severity)}</td>"
+            f'<td><a href="{escape(f.docs_url)}"><code>{escape(f.rule_id)}</code></a> '
+            f'<span class="fix">{MARKS.get(tiers.get(f.rule_id, ""), "")}</span></td>'
+            f"<td>{escape(f.removed_in or '—')}</td><td>{prose(f.message)}"
+            f"{'<br><b>Fix:</b> ' + escape(f.replacement) if f.replacement else ''}</td></tr>")
+
+
 def _findings(report: Report, tiers: dict[str, str]) -> str:
+    d = report.diff
     parts = []
     for path, found in sorted(by_file(report).items()):
-        rows = "".join(f"<tr><td class=n>{f.location.line}:{f.location.column}</td><td>{_sev(f.severity)}</td>"
-                       f'<td><a href="{escape(f.docs_url)}"><code>{escape(f.rule_id)}</code></a> '
-                       f'<span class="fix">{MARKS.get(tiers.get(f.rule_id, ""), "")}</span></td>'
-                       f"<td>{escape(f.removed_in or '—')}</td><td>{prose(f.message)}"
-                       f"{'<br><b>Fix:</b> ' + escape(f.replacement) if f.replacement else ''}</td></tr>"
+        rows = "".join(_row(f, tiers, "" if d is None else f' data-change="{"new" if d.is_new(f) else "existing"}"')
                        for f in found)
-        parts.append(f"<details><summary><code>{escape(path)}</code> — {len(found)}</summary><table>{rows}</table>"
-                     f"</details>")
+        new = f", {sum(d.is_new(f) for f in found)} new" if d is not None else ""
+        parts.append(f"<details><summary><code>{escape(path)}</code> — {len(found)}{new}</summary><table>{rows}"
+                     f"</table></details>")
     return "<h2>Findings by file</h2>" + "".join(parts) if parts else ""
+
+
+def _fixed(report: Report, tiers: dict[str, str]) -> str:
+    """`--diff-base`: the findings of the base that are gone, where they were at the base."""
+    if report.diff is None or not report.diff.fixed:
+        return ""
+    rows = "".join(_row(f, tiers, f' data-fixed="{escape(f.location.path)}"',
+                        f"<td><code>{escape(f.location.path)}</code></td>") for f in report.diff.fixed)
+    return (f"<h2>Fixed since {escape(report.diff.base)}</h2><p class=muted>At the base, gone now (lines as they "
+            f'were at the base).</p><table id="fixed">{rows}</table>')
 
 
 def _errors(report: Report) -> str:
@@ -257,7 +292,7 @@ def render(report: Report, options: RenderOptions) -> str:
                 LEGEND.format(error=_sev("error"), warning=_sev("warning"), info=_sev("info"), noun=noun,
                               target=target),
                 _releases(report, rows, noun), _policies(report, rows, noun, tiers), _blast(report),
-                _units(rows, noun, target), _findings(report, tiers), _errors(report)]
+                _units(rows, noun, target), _findings(report, tiers), _fixed(report, tiers), _errors(report)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + CSP +
             f"<title>sunset: upgrade readiness for GitLab {target}</title><style>{CSS}</style></head><body>"
             f"<h1>Upgrade readiness for GitLab {target}</h1><p class=muted>sunset {__version__}</p>"

@@ -1,6 +1,6 @@
 """SARIF 2.1.0: one run, a rule per policy, a result per finding, input errors as notifications.
 
-Checked against the OASIS schema (`../shared/schemas/sarif-schema-2.1.0.json`) in the tests.
+Checked against the OASIS schema (`tests/data/schemas/sarif-schema-2.1.0.json`) in the tests.
 Mapping choices:
 
 * `rules` describes every policy reported (as the SARIF consumers in GitLab and GitHub expect:
@@ -12,6 +12,9 @@ Mapping choices:
   carries the whole line when it is more than the region (SARIF wants a proper superset).
   `logicalLocations` holds the symbolic path inside the document.
 * Paths are relative to `%SRCROOT%`, the directory sunset scanned.
+* With `--diff-base`, every result has a `baselineState` (SARIF 2.1.0, 3.27.24: present on one result,
+  present on all): `new` or `unchanged` by fingerprint, and the findings of the base that are gone are
+  results too, `absent`, at their place in the base. `properties.baseline` names the base.
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def _region(f: Finding) -> dict[str, Any]:
     return region
 
 
-def _result(f: Finding, index: int) -> dict[str, Any]:
+def _result(f: Finding, index: int, state: str | None = None) -> dict[str, Any]:
     loc = f.location
     region = _region(f)
     physical: dict[str, Any] = {"artifactLocation": _artifact(loc.path), "region": region}
@@ -116,7 +119,7 @@ def _result(f: Finding, index: int) -> dict[str, Any]:
             }
         ],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
-    }
+    } | ({"baselineState": state} if state else {})
 
 
 def _notification(e: InputError) -> dict[str, Any]:
@@ -131,17 +134,25 @@ def _notification(e: InputError) -> dict[str, Any]:
     }
 
 
-def _rules(report: Report, policies: Sequence[Policy]) -> list[dict[str, Any]]:
-    target = Version.parse(report.target)
-    reported = {f.rule_id for f in report.findings}
+def _rules(findings: Sequence[Finding], target: Version, policies: Sequence[Policy]) -> list[dict[str, Any]]:
+    reported = {f.rule_id for f in findings}
     rules = {p.id: _policy_rule(p, target) for p in policies if p.id in reported}
-    for f in report.findings:
+    for f in findings:
         rules.setdefault(f.rule_id, _finding_rule(f))
     return [rules[k] for k in sorted(rules)]
 
 
+def _results(report: Report, index: dict[str, int]) -> list[dict[str, Any]]:
+    d = report.diff
+    if d is None:
+        return [_result(f, index[f.rule_id]) for f in report.findings]
+    return [_result(f, index[f.rule_id], "new" if d.is_new(f) else "unchanged") for f in report.findings] + [
+        _result(f, index[f.rule_id], "absent") for f in d.fixed]
+
+
 def sarif_dict(report: Report, policies: Sequence[Policy]) -> dict[str, Any]:
-    rules = _rules(report, policies)
+    fixed = report.diff.fixed if report.diff else ()
+    rules = _rules([*report.findings, *fixed], Version.parse(report.target), policies)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     run: dict[str, Any] = {
         "tool": {
@@ -155,9 +166,12 @@ def sarif_dict(report: Report, policies: Sequence[Policy]) -> dict[str, Any]:
             }
         ],
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f.rule_id]) for f in report.findings],
+        "results": _results(report, index),
         "properties": {"target": report.target, "suppressed": report.suppressed, "baselined": report.baselined},
     }
+    if report.diff is not None:
+        d = report.diff
+        run["properties"]["baseline"] = {"base": d.base, "commit": d.commit, "note": d.note}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

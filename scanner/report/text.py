@@ -87,13 +87,24 @@ def summary(report: Report, tiers: dict[str, str]) -> str:
 
 
 def diff_summary(report: Report) -> str:
-    """` Against main (merge base 1a2b3c4d5e6f): 1 new (listed), 68 already there, 2 fixed.`"""
+    """` Against main (merge base 1a2b3c4d5e6f): 1 new (1 error), listed; 68 already there (60 errors,
+    8 warnings), not listed; 2 fixed.` — new and existing counted apart, as the exit status counts new ones."""
     d = report.diff
     assert d is not None
-    new = len(report.new_findings())
+    new = report.new_findings()
+    fresh = {id(f) for f in new}
+    existing = [f for f in report.findings if id(f) not in fresh]
     base = f"{visible(d.base)} (merge base {d.commit[:12]})" if not d.note else f"{visible(d.base)} ({d.note})"
-    return (f" Against {base}: {new} new (listed), {len(report.findings) - new} already there, "
-            f"{len(d.fixed)} fixed.")
+    errors = f"; {len(report.new_errors())} of {len(report.errors)} input error(s) new" if report.errors else ""
+    return (f" Against {base}: {len(new)} new{_by_severity(new)}, listed; {len(existing)} already there"
+            f"{_by_severity(existing)}{', not listed' if existing else ''}; {len(d.fixed)} fixed{errors}.")
+
+
+def _by_severity(findings: list[Finding]) -> str:
+    """` (1 error, 2 warnings)`; nothing for no findings."""
+    counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    parts = [f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts.items() if n]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def render(report: Report, options: RenderOptions) -> str:
