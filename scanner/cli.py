@@ -31,18 +31,23 @@ FAIL_ON = ("error", "warning", "info", "never")
 
 class _Progress:
     """`scanning… N files` (an instance scan: `N projects`) on a terminal's stderr, only once a scan
-    takes more than a moment; whatever the format and wherever the report goes."""
+    takes more than a moment (`SUNSET_PROGRESS_AFTER` seconds, 0.5 unless set); whatever the format and
+    wherever the report goes."""
 
     def __init__(self, stream: TextIO, unit: str = "files") -> None:
         self.stream = stream
         self.unit = unit
+        try:
+            self.after = float(os.environ.get("SUNSET_PROGRESS_AFTER", "0.5"))
+        except ValueError:
+            self.after = 0.5
         self.start = time.monotonic()
         self.last = 0.0
         self.shown = False
 
     def __call__(self, count: int, path: str) -> None:
         now = time.monotonic()
-        if now - self.start < 0.5 or now - self.last < 0.1:
+        if now - self.start < self.after or now - self.last < 0.1:
             return
         self.last, self.shown = now, True
         self.stream.write(f"\r\033[Kscanning… {count} {self.unit}  {printable(path)[-60:]}")
