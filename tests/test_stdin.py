@@ -79,8 +79,8 @@ def test_the_name_decides_the_kind_and_replaces_the_file_on_disk(repo: Path) -> 
 @pytest.mark.parametrize(("data", "name", "error"), [
     (b"\xff\xfe", None, "-:1: input error: not valid UTF-8 (byte 0xff at offset 0)"),
     (b"", None, "-: input error: empty file"),
-    (b"a: [", None, "-:1: input error: invalid YAML: while parsing a flow node expected the node content, but found "
-                    "'<stream end>'"),
+    (b"a: [", None, "-:1: input error: invalid YAML: while parsing a flow node did not find expected node content "
+                    "(line 1 not read)"),
     (b"x = 1\n", "notes.txt", "notes.txt: input error: not recognised: no GitLab file kind fits the name; name "
                               "another with --stdin-filename, or its kind under `kinds:` in .sunset.yml"),
 ])

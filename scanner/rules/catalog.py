@@ -65,9 +65,13 @@ def _load_one(path: Path, data: bytes) -> Policy:
         model = PolicyModel.model_validate(root)
     except ValidationError as exc:
         lines = doc.key_lines(0)
+        errors = exc.errors()
+        # a list whose every item failed is also "too short" after validation: the items' errors say why
+        causes = [e for e in errors if not (e["type"] == "too_short" and any(
+            len(o["loc"]) > len(e["loc"]) and o["loc"][:len(e["loc"])] == e["loc"] for o in errors))]
         raise PolicyLoadError(*(f"{path}:{_line_of(lines, tuple(err['loc']))}: "
                                 f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
-                                for err in exc.errors())) from None
+                                for err in causes)) from None
     try:
         matcher = build_matcher(model.match)
     except ValueError as exc:
