@@ -89,7 +89,8 @@ KINDS: dict[str, DocumentKind] = _kinds(
     # scripts in its heredocs (start-up scripts, provisioners) are read as shell.
     DocumentKind("terraform", Lazy("scanner.readers.settings.parsers:parse_terraform"),
                  ("text", "terraform-resources", "scripts"), api.is_terraform,
-                 scripts=Lazy("scanner.readers.api.terraform:scripts"), calls=Lazy("scanner.readers.api.terraform:extract")),
+                 scripts=Lazy("scanner.readers.api.terraform:scripts"),
+                 calls=Lazy("scanner.readers.api.terraform:extract")),
     # GitLab's own YAML files read by jsonpath policies that name them (a policy project's
     # `.gitlab/security-policies/*.yml`, an agent's `.gitlab/agents/<name>/config.yaml`).
     DocumentKind("security-policy", read_yaml, ("tree",), settings.is_security_policy),

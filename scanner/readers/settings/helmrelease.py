@@ -2,6 +2,9 @@
 provider sends, read as a Helm values document with positions in the `.tf` file, so the Helm policies
 find `runnerRegistrationToken` set from Terraform as they find it in a `values.yaml`.
 
+The chart is its name written there or a local value of the file that holds it (`chart =
+local.chart_name` with `locals { chart_name = "gitlab-runner" }`).
+
 Values come from, in the provider's order (a later one wins): each item of `values = [...]` — a heredoc
 of YAML (`<<-EOT … EOT`; Terraform's `${…}` and `%{ if }` read as `untemplate` reads them) or
 `yamlencode({...})` of an HCL object — then each `set { name = "a.b" value = … }` block (also
@@ -20,6 +23,8 @@ from scanner.readers.settings.hcl import Block, Call, HclError, Heredoc, Reader
 
 _RELEASE = re.compile(r'(?m)^[ \t]*resource[ \t]+"helm_release"[ \t]+"[^"\n]*"[ \t]*\{')
 _CHART = re.compile(r"(?:^|/)gitlab(?:-runner)?$")
+_LOCALS = re.compile(r"(?m)^[ \t]*locals[ \t]*\{")
+_LOCAL_REF = re.compile(r"local\.([A-Za-z_][\w-]*)")
 _SET_BLOCKS = ("set", "set_sensitive")
 
 
@@ -29,6 +34,7 @@ def releases(text: str) -> tuple[list[Tree], list[tuple[int | None, str]]]:
     found: list[Tree] = []
     problems: list[tuple[int | None, str]] = []
     reader = Reader(text)
+    names: dict[str, Any] | None = None  # the file's `locals`, read when a chart names one
     for m in _RELEASE.finditer(text):
         if m.start() < reader.i:
             continue  # inside the release read before
@@ -39,11 +45,32 @@ def releases(text: str) -> tuple[list[Tree], list[tuple[int | None, str]]]:
             problems.append((reader.pos(exc.at)[0], f"helm_release not read: {exc}"))
             continue
         chart = block.attrs.get("chart", (None,))[0]
+        if isinstance(chart, str) and (ref := _LOCAL_REF.fullmatch(chart)):
+            if names is None:
+                names = _locals(text, problems)
+            chart = names.get(ref.group(1), chart)
         if isinstance(chart, str) and _CHART.search(chart):
             tree = _values(reader, block, problems)
             if tree.roots[0]:
                 found.append(tree)
     return found, problems
+
+
+def _locals(text: str, problems: list[tuple[int | None, str]]) -> dict[str, Any]:
+    """The values of the file's `locals { … }` blocks (`chart = local.chart_name`)."""
+    found: dict[str, Any] = {}
+    reader = Reader(text)
+    for m in _LOCALS.finditer(text):
+        if m.start() < reader.i:
+            continue
+        reader.i = m.end()
+        try:
+            block = reader.body(m.end() - 1)
+        except HclError as exc:
+            problems.append((reader.pos(exc.at)[0], f"locals not read: {exc}"))
+            continue
+        found.update((name, value) for name, (value, _, _) in block.attrs.items())
+    return found
 
 
 def _values(reader: Reader, block: Block, problems: list[tuple[int | None, str]]) -> Tree:
