@@ -178,3 +178,21 @@ def test_any_text_is_read_without_failing_and_every_place_is_in_the_file(text: s
 def test_each_script_attribute_is_read(attribute: str) -> None:
     (found,) = script_strings(f'{attribute} = <<EOF\ngitlab-runner register\nEOF\n')
     assert (found.attribute, found.value) == (attribute, "gitlab-runner register\n")
+
+
+def test_a_placeholder_that_makes_continued_lines_continues_the_command(tmp_path: Path,
+                                                                        policies: list[Policy]) -> None:
+    """`${join("\\n", formatlist("--volume %s \\\\", …))}` renders lines that each end with a backslash."""
+    text = '''\
+resource "aws_instance" "ci" {
+  user_data = <<EOF
+#!/bin/bash
+gitlab-runner register -n \\
+    ${join("\\n", formatlist("--docker-volumes \\"%s\\" \\\\", var.volumes))}
+    --tag-list "${var.tags}" \\
+    ${var.extra}
+    --locked
+EOF
+}
+'''
+    assert _found(tmp_path, policies, text) == {(SERVER, 6, 5)}

@@ -19,6 +19,7 @@ env file, its text): `REGISTRATION_TOKEN` in an env file exists only for `gitlab
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -83,9 +84,12 @@ def in_jobs(entries: Entries, doc: Document, per_job: dict[Route, Job]) -> Itera
     for job, cmds in per_job.items():
         names = binaries(cmds)
         ran = programs_in(cmds, names)
+        assigned: Assignments | None = None
         for policy, matcher in entries:
             if matcher.programs & ran:
-                yield from in_job(doc, policy, matcher, job, cmds, names)
+                if assigned is None:
+                    assigned = assignments(cmds)
+                yield from in_job(doc, policy, matcher, job, cmds, names, assigned)
 
 
 def command_program(words: list[Token], programs: frozenset[str], names: Mapping[str, str] | None = None,
@@ -139,7 +143,7 @@ def programs_in(cmds: Job, names: Mapping[str, str] | None = None) -> frozenset[
 
 
 def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: Job,
-           names: Mapping[str, str] | None = None) -> Iterator[Hit]:
+           names: Mapping[str, str] | None = None, assigned: Assignments | None = None) -> Iterator[Hit]:
     used = False
     for n, (words_, item) in enumerate(cmds):
         at = command_program(words_, m.programs, names, m.subcommand)
@@ -156,8 +160,8 @@ def in_job(doc: Document, policy: Policy, m: CommandMatcher, job: Route, cmds: J
             flag = w.text.split("=", 1)[0]
             if flag in m.flags and _flag_value_ok(m, w, rest[k + 1 : k + 2]):
                 yield Hit(policy, item.route, "value", flag, w.span)
-        if m.flags:
-            yield from _flags_in_variables(policy, m, rest, cmds[:n])
+        if m.flags and assigned:
+            yield from _flags_in_variables(policy, m, rest, n, assigned)
         for k, w in enumerate(words_[:at]):
             yield from _env_hit(policy, m, w, item.route)
             if k and words_[k - 1].text in ("-e", "--env") and w.text in m.env and m.value is None:
@@ -172,27 +176,52 @@ _REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _PIECE = re.compile(r"\S+")
 
 
-def _flags_in_variables(policy: Policy, m: CommandMatcher, rest: list[Token], before: Job) -> Iterator[Hit]:
-    """Flags a variable holds, set before the command and expanded in it: `OPTS+=" --tag-list $T"`
-    then `gitlab-runner register $OPTS` (or `register${OPTS:+ $OPTS}`); each where it is written."""
-    used = {name for w in rest for name in _REFERENCE.findall(w.text)}
-    if not used:
-        return
-    for words_, item in before:
+# A variable's assignments in a job, in order: (index of the command, the `NAME=…` word, the script
+# item holding it, whether it appends with `+=`); with the indexes alone, for bisection.
+Assignments = dict[str, tuple[list[int], list[tuple[Token, ci.ScriptItem, bool]]]]
+_MAX_APPENDS = 16  # `+=` assignments followed back from a command, at most
+
+
+def assignments(cmds: Job) -> Assignments:
+    """Every `NAME=value` and `NAME+=value` of a job's commands (alone, or before the program)."""
+    found: Assignments = {}
+    for n, (words_, item) in enumerate(cmds):
         at = program_index(words_)
         for w in words_[: len(words_) if at is None else at + 1]:
             a = _ASSIGNMENT.fullmatch(w.text)
-            if a is None or a.group(1) not in used:
-                continue
-            value, positions = word_chars(w)
-            skip = value.find("=") + 1
-            pieces = [(p.group(), p.start()) for p in _PIECE.finditer(value, skip)]
-            for k, (piece, start) in enumerate(pieces):
-                flag = piece.split("=", 1)[0]
-                following = [Token(pieces[k + 1][0], 0, 0, 0)] if k + 1 < len(pieces) else []
-                if flag in m.flags and start < len(positions) and _flag_value_ok(m, Token(piece, 0, 0, 0), following):
-                    line, column = positions[start]
-                    yield Hit(policy, item.route, "value", flag, (line, column, line, column + len(flag)))
+            if a is not None:
+                indexes, entries = found.setdefault(a.group(1), ([], []))
+                indexes.append(n)
+                entries.append((w, item, bool(a.group(2))))
+    return found
+
+
+def _flags_in_variables(policy: Policy, m: CommandMatcher, rest: list[Token], n: int,
+                        assigned: Assignments) -> Iterator[Hit]:
+    """Flags a variable holds when command `n` expands it: `OPTS+=" --tag-list $T"` then
+    `gitlab-runner register $OPTS` (or `register${OPTS:+ $OPTS}`); each where it is written. The value
+    is the last `NAME=` before the command and the `NAME+=` after it."""
+    for name in {name for w in rest for name in _REFERENCE.findall(w.text)}:
+        if name not in assigned:
+            continue
+        indexes, entries = assigned[name]
+        last = bisect_left(indexes, n)
+        for w, item, appends in reversed(entries[max(0, last - _MAX_APPENDS) : last]):
+            yield from _flags_in_value(policy, m, w, item)
+            if not appends:
+                break
+
+
+def _flags_in_value(policy: Policy, m: CommandMatcher, w: Token, item: ci.ScriptItem) -> Iterator[Hit]:
+    value, positions = word_chars(w)
+    skip = value.find("=") + 1
+    pieces = [(p.group(), p.start()) for p in _PIECE.finditer(value, skip)]
+    for k, (piece, start) in enumerate(pieces):
+        flag = piece.split("=", 1)[0]
+        following = [Token(pieces[k + 1][0], 0, 0, 0)] if k + 1 < len(pieces) else []
+        if flag in m.flags and start < len(positions) and _flag_value_ok(m, Token(piece, 0, 0, 0), following):
+            line, column = positions[start]
+            yield Hit(policy, item.route, "value", flag, (line, column, line, column + len(flag)))
 
 
 def _is_subcommand(word: str, subcommand: str | None) -> bool:

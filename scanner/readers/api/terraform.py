@@ -123,6 +123,10 @@ _OPENER = re.compile(r"<<(-?)([A-Za-z_][\w-]*)[ \t]*(?:\r\n|\r|\n)")
 _ATTRIBUTE_START = re.compile(r'[ \t]*(?:([A-Za-z_][\w-]*)|"([^"\n\\]*)")[ \t]*=(?![=>])')
 _BLOCK_START = re.compile(r'[ \t]*[A-Za-z_][\w-]*(?:[ \t]+(?:"[^"\n]*"|[A-Za-z_][\w-]*))*[ \t]*\{')
 _LINE_END = re.compile(r"[\r\n]")
+# `${join("\n", formatlist("--volume %s \\", var.volumes))}` at a line's end: lines that each end with a
+# backslash, so the command around it goes on to the next line.
+_CONTINUES = re.compile(r'\\\\"')
+_LINE_REST = re.compile(r"[ \t]*(?:\n|$)")
 _STRING_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 
 
@@ -282,8 +286,9 @@ def _quoted(text: str, start: int, end: int) -> tuple[str, list[int]]:
 
 def _template(value: str, offsets: list[int]) -> tuple[str, list[int]]:
     """Terraform's template sequences made neutral for the shell, one character for one: `${expr}`
-    becomes a shell parameter `${expr_as_name}` of the same length, a directive `%{ if … }` blanks;
-    `$${` and `%%{` are the literal `${` and `%{` they stand for."""
+    becomes a shell parameter `${expr_as_name}` of the same length (ending in `\\` when the lines it
+    makes end with one, `_CONTINUES`), a directive `%{ if … }` blanks; `$${` and `%%{` are the literal
+    `${` and `%{` they stand for."""
     if "{" not in value:
         return value, offsets
     out: list[str] = []
@@ -307,7 +312,10 @@ def _template(value: str, offsets: list[int]) -> tuple[str, list[int]]:
                 inner = value[i + 2 : close]
                 name = "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in inner)
                 name = "_" + name[1:] if name[:1].isdigit() else name
-                out += ["$", "{", *name, "}"]
+                if len(name) > 1 and _CONTINUES.search(inner) and _LINE_REST.match(value, close + 1):
+                    out += ["$", "{", *name[:-1], "}", "\\"]  # its lines end with `\`: the command goes on
+                else:
+                    out += ["$", "{", *name, "}"]
             else:
                 out += [" " if ch != "\n" else "\n" for ch in value[i : close + 1]]
             kept += offsets[i : close + 1]
