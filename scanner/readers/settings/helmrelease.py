@@ -16,6 +16,7 @@ calls are left alone (a values file in the tree is read as one). A value that is
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from scanner.core.tree import ParseError, Span, Tree
@@ -35,15 +36,7 @@ def releases(text: str) -> tuple[list[Tree], list[tuple[int | None, str]]]:
     problems: list[tuple[int | None, str]] = []
     reader = Reader(text)
     names: dict[str, Any] | None = None  # the file's `locals`, read when a chart names one
-    for m in _RELEASE.finditer(text):
-        if m.start() < reader.i:
-            continue  # inside the release read before
-        reader.i = m.end()
-        try:
-            block = reader.body(m.end() - 1)
-        except HclError as exc:
-            problems.append((reader.pos(exc.at)[0], f"helm_release not read: {exc}"))
-            continue
+    for block in _blocks(reader, _RELEASE, "helm_release", problems):
         chart = block.attrs.get("chart", (None,))[0]
         if isinstance(chart, str) and (ref := _LOCAL_REF.fullmatch(chart)):
             if names is None:
@@ -56,19 +49,26 @@ def releases(text: str) -> tuple[list[Tree], list[tuple[int | None, str]]]:
     return found, problems
 
 
-def _locals(text: str, problems: list[tuple[int | None, str]]) -> dict[str, Any]:
-    """The values of the file's `locals { … }` blocks (`chart = local.chart_name`)."""
-    found: dict[str, Any] = {}
-    reader = Reader(text)
-    for m in _LOCALS.finditer(text):
+def _blocks(reader: Reader, start: re.Pattern[str], what: str,
+            problems: list[tuple[int | None, str]]) -> Iterator[Block]:
+    """Each block whose header `start` matches (up to its `{`), read with `reader`; one that cannot be
+    read is a problem on its line, and the next is read."""
+    for m in start.finditer(reader.text):
         if m.start() < reader.i:
-            continue
+            continue  # inside the block read before
         reader.i = m.end()
         try:
             block = reader.body(m.end() - 1)
         except HclError as exc:
-            problems.append((reader.pos(exc.at)[0], f"locals not read: {exc}"))
+            problems.append((reader.pos(exc.at)[0], f"{what} not read: {exc}"))
             continue
+        yield block
+
+
+def _locals(text: str, problems: list[tuple[int | None, str]]) -> dict[str, Any]:
+    """The values of the file's `locals { … }` blocks (`chart = local.chart_name`)."""
+    found: dict[str, Any] = {}
+    for block in _blocks(Reader(text), _LOCALS, "locals", problems):
         found.update((name, value) for name, (value, _, _) in block.attrs.items())
     return found
 
