@@ -135,6 +135,7 @@ class _KeyedHandler:
         metrics.inc("sunset_stream_redelivered_total", self.redelivered, stage=self.stage_name)
         metrics.inc("sunset_stream_batches_total", stage=self.stage_name)
         metrics.inc("sunset_stream_refetched_total", self.continuity.refetched - refetched, stage=self.stage_name)
+        metrics.set("sunset_stream_held_events", sum(map(len, self.holding.values())), stage=self.stage_name)
 
     async def _partition(self, partition: int, group: list[Any], view: BatchView) -> list[StageResult]:
         """One stage partition's messages: hold their records, merge their progress reports, and
