@@ -103,3 +103,12 @@ def test_a_backlog_is_read_abreast_in_event_time(broker: EmbeddedBroker) -> None
     # BATCH events further
     bound = ahead_of_slowest(LATENESS) + BATCH * SPACING
     assert max(recorder.spreads) <= bound, max(recorder.spreads)
+
+
+def test_an_agent_fetches_at_most_two_batches_of_stage_messages_ahead(tmp_path: Any) -> None:
+    """Faust stops fetching a stage partition when its agent's buffer is full: the buffer is two
+    batches (`noack_take`'s size), not Faust's default of 4,096 messages of up to 256 KiB each."""
+    from streams.worker.app import STAGE_BATCH_MESSAGES, create_app
+
+    app = create_app(load_settings("dev", broker="kafka://127.0.0.1:9", data_dir=tmp_path))
+    assert (app.conf.stream_buffer_maxsize, STAGE_BATCH_MESSAGES) == (128, 64)
