@@ -93,6 +93,7 @@ _GITLAB = re.compile(r"/api/v4|CI_API_V4_URL|[\"'](?:PRIVATE|JOB)-TOKEN[\"']")
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "function", "await", "typeof",
                         "new", "super", "constructor"})
 _MAX_TYPE = 64  # tokens of a type annotation read, at most
+_API_BASE = "$CI_API_V4_URL"  # what a path relative to the API is read after
 _MAX_WRAPPING = 8  # helpers calling helpers, levels followed at most
 CAP = 256  # tokens of one argument read, at most: a URL or an options object is never longer
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
@@ -389,7 +390,8 @@ class _Js:
                 continue
             url, offs = self._piece(args[0])
             if url.startswith("/") and not url.startswith("/api/v4"):
-                url, offs = "$CI_API_V4_URL" + url, [None] * len("$CI_API_V4_URL") + offs
+                unwritten: list[int | None] = [None] * len(_API_BASE)
+                url, offs = _API_BASE + url, unwritten + offs
             elif tk.value in _VERBS and k and t[k - 1].value == ".":
                 continue  # `this.get(URL)` with a whole URL: `calls` reads it as a client's method
             method, params = self._body(args[1]) if len(args) > 1 else (None, [])
