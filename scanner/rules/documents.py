@@ -70,6 +70,11 @@ _TEXT = Lazy("scanner.readers.api.model:text_tree")
 _TEMPLATED_YAML = Lazy("scanner.readers.settings.templated:load_templated_yaml")
 
 
+def _shell_file(path: Path) -> bool:
+    """A shell script, or a template of one (Terraform's `user-data.sh.tpl`, `gitlab-runner.tpl`)."""
+    return is_shell_script(path) or settings.is_shell_template(path)
+
+
 def _kinds(*kinds: DocumentKind) -> dict[str, DocumentKind]:
     return {kind.name: kind for kind in kinds}
 
@@ -77,7 +82,7 @@ def _kinds(*kinds: DocumentKind) -> dict[str, DocumentKind]:
 KINDS: dict[str, DocumentKind] = _kinds(
     DocumentKind("gitlab-ci", read_yaml, _CI, scripts=ci_scripts),
     DocumentKind("shell-script", parse_script, ("text", "scripts", "script-calls"),
-                 is_shell_script, scripts=shell_script),
+                 _shell_file, scripts=shell_script),
     DocumentKind("python-source", Lazy("scanner.readers.api.python.source:parse_python"), _SOURCE, api.is_python,
                  calls=Lazy("scanner.readers.api.python.extract:extract")),
     DocumentKind("graphql", Lazy("scanner.readers.api.graphql:parse_graphql"), ("graphql-documents",), api.is_graphql,

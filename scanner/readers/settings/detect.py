@@ -5,7 +5,11 @@ what follows (a byte-order mark is read past). Nothing is parsed here.
 A template's name is read under its template suffix (`.j2`, `.jinja2`, `.tpl`, `.tmpl`, `.gotmpl`,
 `.erb`): `docker-compose.yml.j2` is a compose file, `values.yaml.gotmpl` Helm values. A template
 with no other extension (Terraform's `runner-config.tpl`) is a runner's `config.toml` when its
-text is one: a `[[runners]]` table, and TOML (`key = value`) as its first statement.
+text is one: a `[[runners]]` table, and TOML (`key = value`) as its first statement. A template whose
+plain name is a shell script's (`user-data.sh.tpl`, `install.sh.j2`) is one; a template with no other
+extension is a shell script when it opens with a shell's shebang or its first statement (past blank
+lines, comments and lines of template tags alone) is a shell command (`mkdir -p …`, `gitlab-runner
+register`, `export X=1`), and it is not a runner's `config.toml`: Terraform's user-data templates.
 
 A name alone decides for Dockerfiles, env files, compose files and Helm values files. A
 `gitlab.rb`, `gitlab.yml` or `config.toml` must also look like one (a settings assignment, a
@@ -30,6 +34,15 @@ _TEMPLATE_SUFFIX = re.compile(r"\.(?:j2|jinja2?|tpl|tmpl|gotmpl|erb)$")
 _SIGNIFICANT = re.compile(r"(?m)^(?![ \t]*(?:#|$|\{[{%#]|<%|%\{))[ \t]*\S[^\n]*")
 _TOML_START = re.compile(r"[ \t]*(?:\[|[\w\"'.-]+[ \t]*=)")
 
+# A line of template tags alone: `${pre_install}`, `%{ if x ~}`, `{{ extra }}`, `<% end %>`.
+_TAGS_ONLY = re.compile(r"[ \t]*(?:(?:\$\{[^{}\n]*\}|%\{[^{}\n]*\}|\{\{.*?\}\}|\{%.*?%\}|<%.*?%>)[ \t]*)+$")
+_SHEBANG_SHELL = re.compile(r"#![ \t]*\S*/(?:env[ \t]+)?(?:ba|z|da|k|a)?sh\b")
+# The first words of a shell script as Terraform user-data and bootstrap templates open.
+_SHELL_START = re.compile(
+    r"[ \t]*(?:(?:set|export|mkdir|cat|echo|printf|curl|wget|yum|dnf|apt-get|apt|apk|zypper|cd|cp|mv|rm|chmod"
+    r"|chown|sudo|systemctl|service|usermod|useradd|tee|sed|source|exec|sleep|touch|ln|install|pip3?|sh|bash"
+    r"|gitlab-runner|docker|if|for|while|case|until|function|readonly|declare|local|trap|umask)(?:[ \t]|$)"
+    r"|[A-Za-z_][A-Za-z0-9_]*=[^ =]|[A-Za-z_][A-Za-z0-9_-]*[ \t]*\(\)[ \t]*\{?)")
 _RB_SETTING = re.compile(r"(?m)^[ \t]*(?:[a-z_]+\[['\":][a-z_]+['\"]?\]|external_url[ (]|git_data_dirs[ (])")
 _RB_CODE = re.compile(r"(?m)^[ \t]*(?:module|class)[ \t]+[A-Z]")
 _GITLAB_YML = re.compile(r"(?m)^production:|^[ \t]+gitlab:[ \t]*$")
@@ -126,6 +139,27 @@ def is_runner_config(path: Path) -> bool:
     text = head(path)
     first = _SIGNIFICANT.search(text)
     return bool(_RUNNER_TOML.search(text)) and first is not None and bool(_TOML_START.match(first.group()))
+
+
+def is_shell_template(path: Path) -> bool:
+    """A template of a shell script: by its plain name (`*.sh.tpl`), or, with no other extension, by
+    its shebang or first statement (and no `[[runners]]` TOML)."""
+    name, plain = path.name, plain_name(path)
+    if plain == name:
+        return False
+    if plain.endswith((".sh", ".bash")):
+        return True
+    if "." in plain:
+        return False
+    text = head(path, 1024 * 1024)
+    if _SHEBANG_SHELL.match(text):
+        return True
+    for line in text.split("\n", 200)[:200]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or _TAGS_ONLY.match(line):
+            continue
+        return bool(_SHELL_START.match(line)) and not (_RUNNER_TOML.search(text) and _TOML_START.match(line))
+    return False
 
 
 def is_registry_config(path: Path) -> bool:
