@@ -75,6 +75,24 @@ TEMPLATES = [
 ]
 
 
+CHART_VALUES = [
+    ("helmfile/gitlab.yaml", "global:\n  hosts:\n    domain: x\ncertmanager:\n  install: false\n", "helm-values"),
+    ("deploy/gitlab.yaml", "global:\n  appConfig:\n    lfs: {}\ngitlab:\n  webservice: {}\n", "helm-values"),
+    ("deploy/runner.yml", "gitlabUrl: https://gitlab.example.org\nrbac:\n  create: true\n", "helm-values"),
+    ("deploy/stack.yml", "gitlab-runner:\n  gitlabUrl: https://x\n  runners: {}\n", "helm-values"),
+    ("config/gitlab.yml", "production: &base\n  gitlab:\n    host: x\n", "gitlab-yml"),
+    ("config/gitlab.yml", "global:\n  hosts: {}\nproduction:\n  gitlab:\n    host: x\n", "gitlab-yml"),
+    ("chart/Chart.yaml", "apiVersion: v2\nname: gitlab\ndependencies:\n  - name: certmanager-issuer\n", None),
+    ("config/app.yaml", "global:\n  hosts:\n    - a\nservers: []\n", None),
+    ("k8s/runner.yaml", "apiVersion: v1\nkind: ConfigMap\ndata:\n  gitlabUrl: x\n", "k8s-manifest"),
+]
+
+
+@pytest.mark.parametrize(("rel", "text", "kind"), CHART_VALUES, ids=[r for r, _, _ in CHART_VALUES])
+def test_chart_values_by_content(tmp_path: Path, rel: str, text: str, kind: str | None) -> None:
+    assert _kind(tmp_path, rel, text) == kind
+
+
 def _kind(tmp_path: Path, rel: str, text: str) -> str | None:
     path = tmp_path / rel
     path.parent.mkdir(parents=True, exist_ok=True)

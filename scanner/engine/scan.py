@@ -131,7 +131,7 @@ class Scan:
         self.recognition = Recognition.of(o.kinds)
         self.log = FileLog(o.files, self.shown, o.exclude, o.exclude_base or self.base)
         self.indexes = {
-            name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
+            name: PolicyIndex([p for p in self.policies if kind.takes(p.applies_to)]) for name, kind in KINDS.items()
         }
 
     def run(self, paths: Iterable[Path]) -> Report:

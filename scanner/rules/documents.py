@@ -60,6 +60,12 @@ class DocumentKind:
     claims: Callable[[Path], bool] | None = None
     scripts: ScriptsOf | None = None  # its script items (the `scripts` facet)
     calls: CallsOf | None = None  # the REST calls and GraphQL documents its reader extracts
+    # Kinds whose policies apply to this one too: an Ansible task's commands are shell commands.
+    policies_of: tuple[str, ...] = ()
+
+    def takes(self, applies_to: Iterable[str]) -> bool:
+        """A policy naming these kinds (`applies_to`) applies to this one."""
+        return any(name == self.name or name in self.policies_of for name in applies_to)
 
 
 _CI = ("ci-includes", "ci-variables", "tree", "scripts", "script-calls", "ci-jobs", "text")
@@ -115,6 +121,11 @@ KINDS: dict[str, DocumentKind] = _kinds(
     DocumentKind("env-file", Lazy("scanner.readers.settings.parsers:parse_env"), _SETTINGS, settings.is_env_file),
     DocumentKind("k8s-manifest", Lazy("scanner.readers.settings.parsers:parse_k8s_manifest"), _RUNS,
                  settings.is_k8s_manifest),
+    # Ansible task files and playbooks: their tasks' commands (`command:`, `shell:`, a container's),
+    # read as shell; the policies of shell scripts apply (scanner.readers.ansible).
+    DocumentKind("ansible", Lazy("scanner.readers.ansible:parse_ansible"), ("scripts", "script-calls"),
+                 Lazy("scanner.readers.ansible:is_ansible"), scripts=Lazy("scanner.readers.ansible:ansible_scripts"),
+                 policies_of=("shell-script",)),
     # Files GitLab does not read, whose content its record names, read by jsonpath policies that name
     # them: build tool versions a scanner supports (`sbt.version`, a Maven wrapper's `distributionUrl`),
     # metric names GitLab exports (a Prometheus rule's `expr`).
