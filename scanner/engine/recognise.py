@@ -40,15 +40,17 @@ class Recognition:
     def of(cls, kinds: dict[str, str]) -> Recognition:
         return cls(tuple((Glob(glob), KINDS[name]) for glob, name in kinds.items()))
 
-    def walked(self, path: Path, rel: str) -> DocumentKind | None:
-        """A file found by walking a folder: its kind, or None to leave it alone."""
+    def walked(self, path: Path, rel: str, by_content: bool = True) -> DocumentKind | None:
+        """A file found by walking a folder: its kind, or None to leave it alone. `by_content=False`:
+        without the look at a YAML file's content that makes it a pipeline file (whoever asks takes
+        None and a pipeline file alike)."""
         for pattern, kind in self.kinds:
             if pattern.match(rel):
                 return kind
         if is_pipeline_root(path):
             return PIPELINE
         claimed = claiming_kind(path)
-        return claimed if claimed is not None or not is_ci_library(path) else PIPELINE
+        return claimed if claimed is not None or not by_content or not is_ci_library(path) else PIPELINE
 
     def named(self, path: Path, rel: str, max_bytes: int) -> DocumentKind | None:
         """A file named on the command line: its kind, or None when none fits."""

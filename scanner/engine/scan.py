@@ -331,7 +331,7 @@ class Scan:
 
     def local_targets(self, doc: Document, target: str, line: int, pipeline: _Pipeline) -> list[tuple[Path, Path]]:
         def may_include(path: Path) -> bool:  # not a file of another kind (database.yml, compose, Helm, k8s)
-            return self.recognition.walked(path, relative(path, self.base)) in (None, PIPELINE)
+            return self.recognition.walked(path, relative(path, self.base), by_content=False) in (None, PIPELINE)
 
         return local_targets(target, pipeline, self.wildcards, lambda m: self.error(doc.path, line, m), may_include)
 

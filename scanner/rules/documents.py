@@ -148,8 +148,9 @@ def claiming_kind(path: Path) -> DocumentKind | None:
 
 
 def derived_kinds(facets: frozenset[str]) -> tuple[str, ...]:
-    """The document kinds carrying any of these facets, in table order."""
-    return tuple(name for name, kind in KINDS.items() if facets.intersection(kind.facets))
+    """The document kinds carrying any of these facets, in table order. A kind taking another's policies
+    (`policies_of`) is left out: it carries no facet that kind does not, and gets them through it."""
+    return tuple(name for name, kind in KINDS.items() if not kind.policies_of and facets.intersection(kind.facets))
 
 
 def check_kind_names(names: Iterable[str]) -> None:
