@@ -8,6 +8,7 @@ that names its own count takes it through `examples`, so that the `dev` profile 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import pty
 import select
@@ -109,6 +110,7 @@ def sunset(*args: str | Path, cwd: Path | None = None, stdin: bytes | BinaryIO |
     streams = (io.TextIOWrapper(out, encoding="utf-8"), io.TextIOWrapper(err, encoding="utf-8"),
                io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8"))
     saved = sys.stdout, sys.stderr, sys.stdin, dict(os.environ), os.getcwd()
+    loggers = _logging_state()  # a command's process-wide logging (`--verbose`) ends with the call
     try:
         sys.stdout, sys.stderr, sys.stdin = streams
         os.environ.clear()
@@ -127,6 +129,21 @@ def sunset(*args: str | Path, cwd: Path | None = None, stdin: bytes | BinaryIO |
         os.environ.clear()
         os.environ.update(saved[3])
         os.chdir(saved[4])
+        _restore_logging(loggers)
+
+
+def _logging_state() -> dict[str, tuple[int, list[logging.Handler]]]:
+    named = {name: logger for name, logger in logging.root.manager.loggerDict.items()
+             if isinstance(logger, logging.Logger)}
+    return {name: (logger.level, list(logger.handlers)) for name, logger in [("", logging.root), *named.items()]}
+
+
+def _restore_logging(state: dict[str, tuple[int, list[logging.Handler]]]) -> None:
+    for name, logger in [("", logging.root), *logging.root.manager.loggerDict.items()]:
+        if isinstance(logger, logging.Logger):
+            level, handlers = state.get(name, (logging.NOTSET, []))
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
 
 
 def _on_a_terminal(command: list[str], tty: Literal["stdout", "stderr"], cwd: Path | None,

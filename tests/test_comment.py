@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+import requests
 
 from scanner.commands import comment
 from scanner.core.results import Report
@@ -280,6 +281,12 @@ def test_create_then_update_then_all_clear(
     assert writes == [("POST", NOTES_PATH), edit, edit]
     assert ("GET", NOTES_PATH) in fake.log and "GET /api/v4/projects" in err  # --verbose logged requests
     assert TOKEN not in out + err + caplog.text
+    # --verbose lasts for its command: the loggers are as they were, so a later call logs nothing
+    assert [logging.getLogger(n).level for n in ("sunset", "urllib3")] == [logging.NOTSET, logging.NOTSET]
+    assert not [h for n in ("sunset", "urllib3") for h in logging.getLogger(n).handlers
+                if not isinstance(h, logging.NullHandler)]  # urllib3 installs a NullHandler of its own
+    requests.get(f"{fake.base}/api/v4/version", timeout=5)
+    assert capsys.readouterr() == ("", "")
 
 
 def test_pagination_was_followed(fake: FakeGitLab, findings_report: Path) -> None:

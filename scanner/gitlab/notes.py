@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,13 +53,24 @@ class _Stderr(logging.Handler):
         sys.stderr.write(f"sunset: {record.name}: {record.getMessage()}\n")
 
 
-def verbose() -> None:
-    """Log sunset's retries and urllib3's request lines (method, URL, status; never headers)."""
-    for name in ("sunset", "urllib3"):
-        logger = logging.getLogger(name)
+@contextmanager
+def verbose(on: bool = True) -> Iterator[None]:
+    """Log sunset's retries and urllib3's request lines (method, URL, status; never headers) while
+    the block runs; the loggers are as they were afterwards, so a later call in the same process (an
+    embedding program, the tests) is not verbose unless it asks."""
+    if not on:
+        yield
+        return
+    saved = [(logger, logger.level, list(logger.handlers)) for logger in map(logging.getLogger, ("sunset", "urllib3"))]
+    for logger, _, _ in saved:
         logger.setLevel(logging.DEBUG)
-        if not any(isinstance(h, _Stderr) for h in logger.handlers):
-            logger.addHandler(_Stderr())
+        logger.addHandler(_Stderr())
+    try:
+        yield
+    finally:
+        for logger, level, handlers in saved:
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
 
 
 class _Client(gitlab.Gitlab):
@@ -129,8 +142,11 @@ def find_own(mr: ProjectMergeRequest, user_id: int) -> ProjectMergeRequestNote |
 
 def publish(target: Target, token: str, body: str, clean: bool, policy: RetryPolicy, debug: bool = False) -> str:
     """Create, edit or leave the note; say what happened in a few words."""
-    if debug:
-        verbose()
+    with verbose(debug):
+        return _publish(target, token, body, clean, policy)
+
+
+def _publish(target: Target, token: str, body: str, clean: bool, policy: RetryPolicy) -> str:
     gl = connect(target, token, policy)
     gl.auth()
     if gl.user is None:  # only without a token, which `comment` never allows
