@@ -17,7 +17,7 @@ from scanner import __version__
 from scanner.commands import allowlist, comment, distribute, instance
 from scanner.commands import fix as fix_command
 from scanner.commands.fix import CONFIG_HELP
-from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError, unforeseen_error, unforeseen_os_error
 from scanner.core.files import printable
 from scanner.core.results import GITLAB_ORIGINS
 from scanner.report.formats import FORMATS
@@ -278,12 +278,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except UsageError as exc:
-        from scanner.core.redact import redact_error  # a bad value quoted back may be a secret
-
-        sys.stderr.write(f"sunset: {redact_error(str(exc))}\n")
-        return EXIT_USAGE
+        return _said(str(exc))
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C: the shell's status for SIGINT, without a traceback
+        sys.stderr.write("sunset: interrupted\n")
+        return 130
+    except OSError as exc:  # a file or folder no check before foresaw: one line, not a traceback
+        return _said(unforeseen_os_error(exc))
+    except Exception as exc:  # noqa: BLE001 - a bug, said in one line with where it happened
+        return _said(unforeseen_error(exc))
+
+
+def _said(message: str) -> int:
+    from scanner.core.redact import redact_error  # a bad value quoted back may be a secret
+
+    sys.stderr.write(f"sunset: {redact_error(message)}\n")
+    return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import json
+import logging
+import os
 import random
 import string
 import sys
@@ -108,6 +110,19 @@ def _tree(root: Path) -> Path:
     (root / "diff").mkdir()
     (root / "diff" / ".gitlab-ci.yml").write_text(_diff_file(), encoding="utf-8")
     return root
+
+
+@pytest.fixture(autouse=True)
+def _no_verbose_logging() -> None:
+    """`sunset comment --verbose` (here or in another test of this process) logs requests to stderr
+    for the rest of the process; these tests read stderr, so each starts without that log."""
+    from scanner.gitlab.notes import _Stderr
+
+    for name in ("sunset", "urllib3"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.NOTSET)
+        for handler in [h for h in logger.handlers if isinstance(h, _Stderr)]:
+            logger.removeHandler(handler)
 
 
 @pytest.fixture(scope="module")
@@ -287,3 +302,196 @@ def test_random_tokens_never_survive(seed: int, line: str, where: float, length:
     assert token not in redact_line(planted), planted
     assert token not in redact(planted, diff=True)
     assert token not in redact_error(planted)
+
+
+# ------------------------------------------------------------- the other commands and their messages
+
+
+@pytest.fixture()
+def standin_token(monkeypatch: pytest.MonkeyPatch) -> str:
+    from gitlab_standin import TOKEN
+
+    monkeypatch.setenv("SUNSET_GITLAB_TOKEN", TOKEN)
+    monkeypatch.delenv("CI_JOB_TOKEN", raising=False)
+    return TOKEN
+
+
+def test_no_leak_in_the_instance_scan(standin_token: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sunset scan --gitlab URL --group PATH` over a project holding every planted form, an include
+    named after a secret that does not exist and one whose address holds a signature: every format,
+    its `--output` files, and the per-project part of the JSON report."""
+    from gitlab_standin import Instance, StandIn
+
+    e = ERROR_FORMS
+    inst = Instance()
+    inst.add("acme/app", {".gitlab-ci.yml": _ci(FORMS) + (
+        f"include:\n  - local: /secrets/{e['missing-include-name']}.yml\n"
+        f"  - project: acme/{e['missing-include-name']}\n    file: ci.yml\n")})
+    lines = {name: line for name, line in _ci_lines(FORMS).items()}
+    with StandIn(inst) as url:
+        argv = ["scan", "--gitlab", url, "--group", "acme", "--fail-on", "never", "--cache-dir", str(tmp_path / "c")]
+        outputs = [arg for fmt in FORMATS for arg in ("--output", f"{fmt}={tmp_path / ('r.' + fmt)}")]
+        out = _run([*argv, "--format", "json", *outputs], capsys)
+        for fmt in ("text", "sarif", "markdown"):
+            assert _leaks(_run([*argv, "--format", fmt, "--color", "never"], capsys)) == [], fmt
+    assert _leaks(out) == []
+    for fmt in FORMATS:
+        assert _leaks((tmp_path / f"r.{fmt}").read_text(encoding="utf-8")) == [], fmt
+    report = json.loads(out)
+    snippets = {f["line"]: f["snippet"] for f in report["findings"] if f["path"] == "acme/app@main:.gitlab-ci.yml"}
+    assert [name for name, line in lines.items() if MASK not in snippets.get(line, "")] == []
+    errors = [(e["path"], e["line"]) for e in report["errors"]]
+    last = 4 * len(FORMS)
+    assert errors == [("acme/app@main:.gitlab-ci.yml", last + 2), ("acme/app@main:.gitlab-ci.yml", last + 4)]
+
+
+def test_no_leak_in_the_posted_comment(tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The note a real HTTP server speaking GitLab's notes API receives, and what `--verbose` logs."""
+    import threading
+
+    from test_comment import FakeGitLab, Handler, _Server, ci_env
+
+    report = tmp_path / "report.json"
+    main(["scan", str(tree), "--format", "json", "--fail-on", "never", "--output", str(report)])
+    capsys.readouterr()
+    gl = FakeGitLab()
+    server = _Server(("127.0.0.1", 0), Handler)
+    server.gitlab = gl
+    gl.base = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    env = ci_env(gl)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        out = _run(["comment", "--report", str(report), "--verbose"], capsys)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert "sunset: urllib3.connectionpool: " in out  # `--verbose` logged the requests
+    [note] = gl.notes
+    assert "<!-- sunset:report -->" in note["body"] and MASK in note["body"]
+    assert _leaks(note["body"]) == [] and _leaks(out) == []
+
+
+def test_no_leak_in_show_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--show-settings` prints each resolved value: one that holds a credential is masked."""
+    v = VALUES
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".sunset.yml").write_text(
+        f'target: "18.0"\nexclude: ["vendor/{v["gitlab-pat"]}/**"]\n'
+        f'ci_config_path: "https://oauth2:{v["random-alnum-20"]}@gitlab.example.com/g/p/-/raw/main/ci.yml"\n',
+        encoding="utf-8")
+    out = _run(["scan", str(tmp_path), "--show-settings", "--extend-exclude", v["aws-akia"], "--select",
+                "ci-job-jwt-variables", "--config", str(tmp_path / ".sunset.yml")], capsys)
+    assert "exclude         vendor/****/**" in out
+    assert "ci_config_path  https://oauth2:****@gitlab.example.com/g/p/-/raw/main/ci.yml" in out
+    assert "extend_exclude  ****" in out and "select          ci-job-jwt-variables" in out
+    assert _leaks(out) == []
+
+
+def test_no_leak_in_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A value quoted back in a one-line error (a file name, a policy id, a URL) is masked, for every
+    command that quotes one."""
+    v = VALUES
+    secret = v["gitlab-pat"]
+    cases = [
+        ["scan", str(tmp_path), "--select", v["github-pat"]],
+        ["scan", str(tmp_path), "--target", v["stripe-live"]],
+        ["scan", str(tmp_path), "--config", str(tmp_path / f"{secret}.yml")],
+        ["scan", str(tmp_path), "--baseline", str(tmp_path / f"{v['aws-akia']}.json")],
+        ["scan", str(tmp_path), "--policies", str(tmp_path / v["slack-bot"])],
+        ["scan", str(tmp_path), "--write-baseline", str(tmp_path / v["npm"] / "b.json")],
+        ["scan", str(tmp_path), "-o", f"json={tmp_path / v['pypi'] / 'r.json'}"],
+        ["scan", "--gitlab", f"ftp://oauth2:{v['random-alnum-20']}@gitlab.example.com", "--group", "g"],
+        ["comment", "--report", str(tmp_path / f"{v['github-oauth']}.json"), "--dry-run"],
+        ["fix", str(tmp_path), "--config", str(tmp_path / f"{v['stripe-test']}.yml")],
+        ["allowlist", "--gitlab", f"ftp://u:{v['random-alnum-20']}@h", "--group", "g"],
+    ]
+    (tmp_path / ".gitlab-ci.yml").write_text("job:\n" + f"  script: [{CI_PREFIX}]\n", encoding="utf-8")
+    said = []
+    for argv in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and MASK in err, (argv, err)
+        said.append(err)
+    assert _leaks("".join(said)) == []
+
+
+def test_no_leak_in_warnings(tmp_path: Path) -> None:
+    """A report's warnings are masked as its errors are (`redact_report`)."""
+    from scanner.core.redact import redact_report
+    from scanner.core.results import InputError, Report
+
+    warning = InputError("a.rb", 3, f"templated value not read ('{VALUES['github-pat']}')")
+    report = Report(target="19.0", warnings=[warning])
+    assert [w.message for w in redact_report(report).warnings] == [f"templated value not read ('{MASK}')"]
+
+
+def test_no_leak_in_the_allowlist_output(standin_token: str, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`sunset allowlist`: an API error is masked, and a result it cannot write is one line, exit 2."""
+    from gitlab_standin import Instance, StandIn
+
+    inst = Instance()
+    inst.add("corp/app", {}, inbound_enabled=True, auth_log=[("corp/tool", "2026-11-20")])
+    inst.add("corp/tool", {})
+    with StandIn(inst) as url:
+        assert main(["allowlist", "--gitlab", url, "--group", "corp", "--format", "json"]) == 1
+        out = json.loads(capsys.readouterr().out)
+        assert [(g["target"], g["origin"]) for g in out["rejected"]] == [("corp/app", "corp/tool")]
+        target = tmp_path / VALUES["gitlab-pat"] / "out.json"
+        assert main(["allowlist", "--gitlab", url, "--group", "corp", "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sunset: cannot write the result to ") and err.endswith(" does not exist\n")
+    assert err.count("\n") == 1 and MASK in err and _leaks(err) == []
+
+
+# The finding lines of the property below, each in the file kind that reports it: (name, line, text
+# with a `{}` where the token goes). The places are everywhere a word can stand on the line and the
+# file still be read: between words, inside quotes, in a comment.
+CLI_SLOTS = [
+    (".gitlab-ci.yml", 2, 'job:\n  script: [echo{} "$CI_JOB_JWT"]\n'),
+    (".gitlab-ci.yml", 2, 'job:\n  script: [echo "$CI_JOB_JWT{}"]\n'),
+    (".gitlab-ci.yml", 2, 'job:\n  script: [echo "$CI_JOB_JWT",{}]\n'),
+    (".gitlab-ci.yml", 2, 'job:\n  script: [echo "$CI_JOB_JWT"]  #{}\n'),
+    ("rotate.sh", 2, '#!/bin/sh\ngitlab-runner register{} --url "$U" --registration-token "$T"\n'),
+    ("rotate.sh", 2, '#!/bin/sh\ngitlab-runner register --url "$U{}" --registration-token "$T"\n'),
+    ("rotate.sh", 2, '#!/bin/sh\ngitlab-runner register --url "$U" --registration-token "$T"{}\n'),
+    ("rotate.sh", 2, '#!/bin/sh\ngitlab-runner register --url "$U" --registration-token "$T" #{}\n'),
+    ("gitlab.rb", 1, "sidekiq['queue_selector'] = true #{}\n"),
+    ("gitlab.rb", 1, "sidekiq['queue_selector'] = true # queues{} by selector\n"),
+]
+
+
+@settings(max_examples=max(5, settings.default.max_examples // 5), deadline=None)
+@given(seed=st.integers(0, 2**64 - 1), slot=st.sampled_from(CLI_SLOTS), length=st.integers(20, 64),
+       alphabet=st.sampled_from([ALNUM, ALNUM + "_-", ALNUM + "+/", "0123456789abcdef"]))
+def test_random_tokens_never_reach_an_output(seed: int, slot: tuple[str, int, str], length: int, alphabet: str) -> None:
+    """The property through the command: a random high-entropy token standing as a word anywhere on
+    a finding's line is in no format sunset writes (stdout, stderr and every `--output` file)."""
+    import contextlib
+    import tempfile
+
+    rng = random.Random(seed)
+    token = "".join(rng.choice(alphabet) for _ in range(length))
+    name, line, template = slot
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / name).write_text(template.format(" " + token), encoding="utf-8")
+        argv = ["scan", str(root), "--fail-on", "never", "--color", "never", "--format", "json", "--target", "17.0"]
+        argv += [arg for fmt in FORMATS for arg in ("--output", f"{fmt}={root / ('out.' + fmt)}")]
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(argv)
+        written = {fmt: (root / f"out.{fmt}").read_text(encoding="utf-8") for fmt in FORMATS}
+    report = json.loads(out.getvalue())
+    assert line in {f["line"] for f in report["findings"]}, report  # not vacuous: the line is reported
+    for fmt, shown in [("stdout and stderr", out.getvalue() + err.getvalue()), *written.items()]:
+        assert token not in shown, (fmt, template)

@@ -30,6 +30,8 @@ def configure(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 
 
 def run(args: argparse.Namespace) -> int:
+    from scanner.core.redact import MASK
+    from scanner.core.writing import write_file
     from scanner.instance import allowlist
     from scanner.instance.api import Api, ApiError
 
@@ -45,8 +47,11 @@ def run(args: argparse.Namespace) -> int:
     except ApiError as exc:
         raise UsageError(f"--gitlab: {exc}") from None
     out = _json(outcome, args.apply) if args.format == "json" else _text(outcome, args.apply)
+    out = out.replace(token, MASK)  # an error GitLab (or a proxy) answered may quote the token back
     if args.output:
-        Path(args.output).write_text(out, encoding="utf-8")
+        reason = write_file(Path(args.output), out)
+        if reason is not None:
+            raise UsageError(f"cannot write the result to {args.output}: {reason}")
     else:
         sys.stdout.write(out)
     left = len(outcome.gaps) - len(outcome.added)
@@ -56,18 +61,22 @@ def run(args: argparse.Namespace) -> int:
 def _json(outcome: Outcome, applied: bool) -> str:
     from dataclasses import asdict
 
+    from scanner.core.redact import redact_error
+
     data = {"version": 1, "applied": applied, "rejected": [asdict(g) for g in outcome.gaps],
             "added": [asdict(g) for g in outcome.added],
-            "problems": [{"project": p, "message": m} for p, m in outcome.problems]}
+            "problems": [{"project": p, "message": redact_error(m)} for p, m in outcome.problems]}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _text(outcome: Outcome, applied: bool) -> str:
+    from scanner.core.redact import redact_error, visible
+
     gaps, added, problems = outcome.gaps, outcome.added, outcome.problems
     lines = [f"{len(gaps)} job-token access(es) that allowlist enforcement rejects"
              + (f"; {len(added)} added to allowlists" if applied else " (dry run; --apply adds them)") + ":"]
     for g in gaps:
         today = "  (rejected today: the project already limits access)" if g.inbound_enabled else ""
-        lines.append(f"  {g.target} ← {g.origin}  last authorized {g.last_authorized}{today}")
-    lines += [f"  problem: {p}: {m}" for p, m in problems]
+        lines.append(visible(f"  {g.target} ← {g.origin}  last authorized {g.last_authorized}") + today)
+    lines += [f"  problem: {visible(p)}: {visible(redact_error(m))}" for p, m in problems]
     return "\n".join(lines) + "\n"

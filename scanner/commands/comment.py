@@ -178,7 +178,7 @@ def against(head: dict[str, Any], base: dict[str, Any], name: str) -> dict[str, 
 
 def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping[str, str] | None = None) -> int:
     """`sunset comment`; `retry` and `env` are for tests (short waits, a fake CI)."""
-    from scanner.core.redact import redact_data
+    from scanner.core.redact import redact_data, redact_error
     from scanner.report import markdown
 
     env = os.environ if env is None else env
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace, retry: RetryPolicy | None = None, env: Mapping
         clean = markdown.is_clean(report)
         outcome = _post(target, token, body, clean, retry or RetryPolicy(), getattr(args, "verbose", False))
     except CommentError as exc:
-        sys.stderr.write(f"sunset comment: {exc}\n")
+        sys.stderr.write(f"sunset comment: {redact_error(str(exc), prose=True)}\n")  # a name may hold a secret
         return EXIT_FAIL
     sys.stdout.write(f"sunset comment: {outcome}\n")
     return EXIT_OK

@@ -71,6 +71,8 @@ def write(targets: Sequence[Output], render: Render, stdout: Callable[[str], obj
             continue
         reason = write_file(Path(target.path), rendered[key])
         if reason is not None:
-            problems.append(f"cannot write {target.format} report to {target.path}: {reason}")
+            from scanner.core.redact import redact_error  # a file name may hold a secret
+
+            problems.append(redact_error(f"cannot write {target.format} report to {target.path}: {reason}"))
     return problems
 

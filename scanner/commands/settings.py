@@ -66,11 +66,15 @@ def listed(values: object) -> str:
 
 
 def render(sources: Sources, command: str = "scan") -> str:
-    """One line per setting: name, value, and where it came from."""
-    name_w = max(len(n) for n, _, _ in sources.rows)
-    value_w = min(48, max(len(v) for _, v, _ in sources.rows))
+    """One line per setting: name, value, and where it came from; a value that holds a credential (a
+    token in a URL, a key in a pattern) is masked, and control characters are shown as escapes."""
+    from scanner.core.redact import redact_error, visible
+
+    rows = [(name, visible(redact_error(value)), visible(origin)) for name, value, origin in sources.rows]
+    name_w = max(len(n) for n, _, _ in rows)
+    value_w = min(48, max(len(v) for _, v, _ in rows))
     lines = [f"sunset {command} settings (a flag wins over the configuration file, the file over the default):", ""]
-    for name, value, origin in sources.rows:
+    for name, value, origin in rows:
         lines.append(f"{name:<{name_w}}  {value:<{value_w}}  ({origin})")
     return "\n".join(lines) + "\n"
 

@@ -81,14 +81,17 @@ def redact(text: str, prose: bool = False, diff: bool = False) -> str:
 _QUOTED_WORD = re.compile(r"""(['"`])(?=[\w+=~-]{0,200}[0-9])(?=[\w+=~-]{0,200}[A-Za-z])([\w+=~-]{8,200})\1""")
 
 
-def redact_error(message: str) -> str:
-    """An input error's message: redacted, and credential-looking quoted words masked."""
-    return _QUOTED_WORD.sub(lambda m: m.group(1) + MASK + m.group(1), redact(message))
+def redact_error(message: str, prose: bool = False) -> str:
+    """An input error's message: redacted, and credential-looking quoted words masked. `prose`: a
+    sentence sunset wrote around the values it quotes (`no token: set X`), read as `redact` reads one."""
+    return _QUOTED_WORD.sub(lambda m: m.group(1) + MASK + m.group(1), redact(message, prose))
 
 
 def _redact_location(loc: Location) -> Location:
-    """The snippet redacted, and where the finding's columns fall in it (`Location.snippet_span`)."""
+    """The snippet and the symbolic path redacted, and where the finding's columns fall in the snippet
+    (`Location.snippet_span`)."""
     first = loc.snippet.split("\n", 1)[0].rstrip("\r")
+    loc = dataclasses.replace(loc, symbolic=redact_error(loc.symbolic))  # a key may be a secret, too
     if not mask_spans(first):
         return dataclasses.replace(loc, snippet=redact(loc.snippet))
     start = masked_column(first, loc.column - loc.snippet_offset)
@@ -100,7 +103,7 @@ def _redact_location(loc: Location) -> Location:
 
 def redact_report(report: Report) -> Report:
     """A copy of the report with every string a format shows redacted (snippets, messages, matched
-    values, input errors, include targets and notes). A finding's message is policy prose with the
+    values, input errors and warnings, include targets and notes). A finding's message is policy prose with the
     matched text filled in already redacted (`scanner.engine.findings`), so it is read as prose."""
     def finding(f: Finding) -> Finding:
         return dataclasses.replace(f, message=redact(f.message, prose=True), matched=redact(f.matched),
@@ -108,9 +111,11 @@ def redact_report(report: Report) -> Report:
 
     findings = [finding(f) for f in report.findings]
     errors = [dataclasses.replace(e, message=redact_error(e.message)) for e in report.errors]
+    warnings = [dataclasses.replace(w, message=redact_error(w.message)) for w in report.warnings]
     includes = [dataclasses.replace(i, target=redact(i.target), note=redact(i.note)) for i in report.includes]
     diff = report.diff and dataclasses.replace(report.diff, fixed=tuple(finding(f) for f in report.diff.fixed))
-    return dataclasses.replace(report, findings=findings, errors=errors, includes=includes, diff=diff)
+    return dataclasses.replace(report, findings=findings, errors=errors, warnings=warnings, includes=includes,
+                               diff=diff)
 
 
 def redact_data(value: Any) -> Any:

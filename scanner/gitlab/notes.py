@@ -50,7 +50,9 @@ class _Stderr(logging.Handler):
     """`--verbose`: to whatever `sys.stderr` is at the time (a captured stream in tests)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        sys.stderr.write(f"sunset: {record.name}: {record.getMessage()}\n")
+        from scanner.core.redact import redact_error  # a URL or an answer quoted back may hold a secret
+
+        sys.stderr.write(f"sunset: {record.name}: {redact_error(record.getMessage())}\n")
 
 
 @contextmanager
