@@ -28,7 +28,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_patterns_linear import POLICY
-from test_planted_secrets import _no_verbose_logging  # noqa: F401 - autouse: `comment --verbose`'s log off
 
 from scanner.cli import main
 from scanner.core.document import Document

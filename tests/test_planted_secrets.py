@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import os
 import random
 import string
@@ -110,19 +109,6 @@ def _tree(root: Path) -> Path:
     (root / "diff").mkdir()
     (root / "diff" / ".gitlab-ci.yml").write_text(_diff_file(), encoding="utf-8")
     return root
-
-
-@pytest.fixture(autouse=True)
-def _no_verbose_logging() -> None:
-    """`sunset comment --verbose` (here or in another test of this process) logs requests to stderr
-    for the rest of the process; these tests read stderr, so each starts without that log."""
-    from scanner.gitlab.notes import _Stderr
-
-    for name in ("sunset", "urllib3"):
-        logger = logging.getLogger(name)
-        logger.setLevel(logging.NOTSET)
-        for handler in [h for h in logger.handlers if isinstance(h, _Stderr)]:
-            logger.removeHandler(handler)
 
 
 @pytest.fixture(scope="module")
