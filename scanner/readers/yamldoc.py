@@ -271,7 +271,10 @@ def _load(text: str, parser: YAML, restore: bool = False) -> Tree:
     if deep is not None:
         raise YamlError(f"document is nested deeper than {MAX_DEPTH} levels", *LineIndex(text).position(deep))
     doc = Tree(roots=[], root_spans=[])
-    converter = _Converter(doc, restore, LineIndex(text) if any(b in text for b in _OTHER_BREAKS) else None)
+    # libyaml's own line numbers serve unless they differ from the line model's: other line breaks, or
+    # a text without a final line end (libyaml then puts the end of the last node on a line after it)
+    model = any(b in text for b in _OTHER_BREAKS) or (text != "" and not text.endswith(("\n", "\r")))
+    converter = _Converter(doc, restore, LineIndex(text) if model else None)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 200))
     try:
