@@ -38,6 +38,7 @@ HELP = {
     "sunset_stream_late_events_total": "Events older than the watermark when they arrived, by stage.",
     "sunset_stream_redelivered_total": "Records read again after a restart or rebalance and skipped, by stage.",
     "sunset_stream_refetched_total": "Stage messages the consumer skipped and the stage read itself, by stage.",
+    "sunset_stream_held_events": "Events this worker's stage partitions hold for their watermarks, by stage.",
     "sunset_stream_projects": "Projects held in this worker's partitions of the projects table.",
     "sunset_stream_users": "Users held in this worker's partitions of the actors table.",
     "sunset_receiver_requests_total": "HTTP requests to the receiver, by status code.",

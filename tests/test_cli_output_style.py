@@ -25,7 +25,7 @@ WF_MESSAGE = ("Template `Jobs/Code-Quality.gitlab-ci.yml` runs CodeClimate-based
 NOTE = ("First announced for 18.0. GitLab 18.0: end of CodeClimate-based scanning postponed to 19.0. GitLab 19.0: "
         "removal pending: GitLab took it out of its milestone and is reassessing it (Pending changes).")
 DAST_MESSAGE = "`DAST_CRAWL_SEARCH_ELEMENT_TIMEOUT` was removed in GitLab 18.0 and has no effect."
-SUMMARY = ("Scanned 2 files for GitLab 23.0: 1 error(s), 2 warning(s), 0 info; 0 input error(s); 0 suppressed, "
+SUMMARY = ("Scanned 2 files for GitLab 20.0: 1 error(s), 2 warning(s), 0 info; 0 input error(s); 0 suppressed, "
            "0 baselined. 1 fixable with `sunset fix` [*].\n")
 
 

@@ -193,9 +193,71 @@ def test_statuses_must_fit_their_release(tmp_path: Path) -> None:
         _load(tmp_path, "  - {title: X, status: postponed, type: ci, why: w}\n")
     text = render([{"path": "doc/x.md", "page": "https://docs.gitlab.com/x/", "commit": "abc"}], _load(tmp_path, (
         "  - {title: Kept, removal: '18.0', status: withdrawn, type: ci, why: w}\n"
-        "  - {title: Gone, removal: '19.0', vanished: 01fb56dbcfe3, type: ci, why: w}\n")))
+        "  - {title: Gone, removal: '19.0', vanished: 01fb56dbcfe3, type: ci, why: w,\n"
+        "     verdict: {status: removed, release: '19.0', source: 'https://gitlab.com/g/p/-/merge_requests/7',\n"
+        "               read: removed as announced}}\n")))
     assert "| 18.0, withdrawn | [Kept](https://docs.gitlab.com/x/#kept) |" in text
-    assert "| 19.0 (no longer listed; last at `01fb56d`) | [Gone](https://docs.gitlab.com/x/#gone) |" in text
+    assert ("| removed 19.0 (listed for 19.0 until `01fb56d`; see below) | "
+            "[Gone](https://docs.gitlab.com/x/#gone) |") in text
+    assert ("| [Gone](https://docs.gitlab.com/x/#gone) | 19.0 at `01fb56d` | **removed 19.0**: removed as announced | "
+            "[g/p!7](https://gitlab.com/g/p/-/merge_requests/7) |") in text
+
+
+VANISHED = "  - {title: Gone, removal: '18.0', vanished: 88d3e50, type: graphql, policies: [p-gone]%s}\n"
+
+
+def test_an_entry_the_page_no_longer_lists_needs_a_verdict_with_its_source(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match=r"entry 1 \(Gone\): the page no longer lists it: needs a `verdict`"):
+        _load(tmp_path, VANISHED % "")
+    bad = {
+        ", verdict: {status: gone, source: 'https://x', read: r}": "verdict status must be one of removed, moved",
+        ", verdict: {status: moved, source: 'https://x', read: r}": "verdict moved names the release",
+        ", verdict: {status: pending, release: '19.0', source: 'https://x', read: r}": "verdict pending has no release",
+        ", verdict: {status: pending, source: 'gitlab#5', read: r}": "verdict source must be the https URL",
+        ", verdict: {status: pending, source: 'https://x'}": "verdict read says what the source says",
+        ", verdict: {status: pending, source: 'https://x', read: r, why: w}": "verdict: unknown keys why",
+    }
+    for extra, message in bad.items():
+        with pytest.raises(RecordError, match=message):
+            _load(tmp_path, VANISHED % extra)
+    with pytest.raises(RecordError, match="a verdict is for an entry the page no longer lists"):
+        _load(tmp_path, "  - {title: X, removal: '18.0', type: ci, why: w, verdict: {status: pending}}\n")
+
+
+@pytest.mark.parametrize(("verdict", "status", "removal"), [
+    ("{status: removed, release: '18.0', source: 'https://x', read: r}", "scheduled", "18.0"),
+    ("{status: moved, release: '20.0', source: 'https://x', read: r}", "scheduled", "20.0"),
+    ("{status: pending, source: 'https://x', read: r}", "pending", None),
+    ("{status: canceled, source: 'https://x', read: r}", "canceled", None),
+    ("{status: withdrawn, source: 'https://x', read: r}", "withdrawn", "18.0"),
+])
+def test_a_verdict_is_the_entrys_status_and_policies_must_follow_it(
+        tmp_path: Path, verdict: str, status: str, removal: str | None) -> None:
+    """The release the page last listed stays as history (`listed`); the contradiction check compares a
+    policy with the verdict, not with the release GitLab gave up."""
+    [entry] = _load(tmp_path, VANISHED % f", verdict: {verdict}")
+    assert (entry.status, entry.removal, entry.listed, entry.verdict_source) == (status, removal, "18.0", "https://x")
+    assert contradictions([entry], {"p-gone": (status, removal)}) == []
+    if (status, removal) != ("scheduled", "18.0"):
+        told = f"{status} {removal}" if removal and status == "scheduled" else status
+        assert contradictions([entry], {"p-gone": ("scheduled", "18.0")}) == [
+            f"p-gone: scheduled 18.0, but GitLab's record says {told}"]
+
+
+def test_every_vanished_entry_has_a_verdict_and_the_report_shows_it() -> None:
+    """docs/record/changes-deprecations.md ends with the verdicts of every entry the newest copy no longer
+    lists, as `transcribe` writes them from the data file."""
+    from scanner.report.transcribe import verdicts
+
+    _, entries = load_record()
+    gone = [e for e in entries if e.vanished]
+    assert gone and all(e.verdict and e.verdict_source.startswith("https://") and e.verdict_read for e in gone)
+    rows = YAML(typ="safe").load((record.DATA / "deprecations.yaml").read_text(encoding="utf-8"))["entries"]
+    report = (record.DATA / "changes-deprecations.md").read_text(encoding="utf-8")
+    section = "\n".join(verdicts(rows))
+    assert report.endswith(section) and report.count("## No longer listed") == 1
+    assert len([line for line in section.splitlines() if line.startswith("- ")]) == len(
+        [e for e in gone if e.source == "deprecations.yaml"])
 
 
 PAGE = """# Deprecations and removals by version
@@ -296,4 +358,33 @@ def test_a_rerun_keeps_decisions_and_reports_what_changed(tmp_path: Path) -> Non
         "- retitled: Container Scanning default severity threshold set to `medium` -> "
         "Container scanning default severity threshold set to `medium`",
         "- vanished: Slack notifications integration (was removal 19.0; last listed at aaa)",
+        "",
+        "## No longer listed: what GitLab did",
+        "",
+        "- Slack notifications integration (listed for 19.0 until aaa): no verdict yet",
     ]
+
+
+def test_a_rerun_keeps_a_verdict_while_the_entry_stays_gone_and_drops_it_when_it_is_back(tmp_path: Path) -> None:
+    from scanner.report import transcribe
+
+    verdict = {"status": "canceled", "source": "https://gitlab.com/g/p/-/merge_requests/9", "read": "kept"}
+    old = [
+        {"title": "Gone for good", "announced": "17.1", "removal": "18.0", "type": "ci", "why": "w",
+         "vanished": "aaa", "verdict": verdict},
+        {"title": "Compliance pipelines", "announced": "17.3", "removal": "19.0", "type": "none", "why": "UI",
+         "vanished": "aaa", "verdict": verdict},
+    ]
+    page = tmp_path / "page.md"
+    page.write_text(PAGE, encoding="utf-8")
+    out = tmp_path / "deprecations.yaml"
+    out.write_text("source: {repo: m/gitlab, path: doc/update/deprecations.md, commit: bbb}\n"
+                   "page: https://docs.gitlab.com/update/deprecations/\nentries:\n"
+                   + "".join(f"  - {json.dumps(e)}\n" for e in old), encoding="utf-8")
+    assert transcribe.main(["deprecations", str(page), str(out), "--commit", "ccc"]) == 0
+    by_title = {e["title"]: e for e in YAML(typ="safe").load(out.read_text(encoding="utf-8"))["entries"]}
+    assert by_title["Gone for good"]["verdict"] == verdict and by_title["Gone for good"]["vanished"] == "aaa"
+    assert "verdict" not in by_title["Compliance pipelines"] and "vanished" not in by_title["Compliance pipelines"]
+    report = (tmp_path / "changes-deprecations.md").read_text(encoding="utf-8")
+    assert report.endswith("## No longer listed: what GitLab did\n\n- Gone for good (listed for 18.0 until aaa): "
+                           "**canceled**: kept (https://gitlab.com/g/p/-/merge_requests/9)\n")

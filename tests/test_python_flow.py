@@ -177,9 +177,9 @@ def test_python_gitlab_objects_through_parameters_attributes_and_managers(
         (INTEGRATIONS, "sync.py", 14, 43),  # save
         (INTEGRATIONS, "sync.py", 15, 26),  # `.services` is the same manager in python-gitlab
         (INTEGRATIONS, "sync.py", 15, 39),  # delete
-        (INTEGRATIONS, "sync.py", 19, 36),  # `project` is a parameter
-        (INTEGRATIONS, "sync.py", 20, 17),  # sends `active`
-        (INTEGRATIONS, "sync.py", 21, 17),
+        ("rest-zentao-integration", "sync.py", 19, 36),  # `project` is a parameter
+        ("rest-zentao-integration", "sync.py", 20, 17),  # sends `active`
+        ("rest-zentao-integration", "sync.py", 21, 17),
         ("rest-runner-registration-endpoint", "sync.py", 29, 24),  # a client kept in a dict
     }
 

@@ -28,7 +28,7 @@ def test_ampersand_redirections_and_pipe_ampersand_do_not_stop_the_scan(tmp_path
     out = _concise(tmp_path)
     assert [line.split(" ", 2)[0:2] for line in out[:-1]] == [
         [".gitlab-ci.yml:4:13:", "error[ci-build-variables]"],
-        ["register.sh:3:24:", "error[runner-registration-token]"],
+        ["register.sh:3:24:", "warning[runner-registration-token]"],  # pending (GitLab's record)
     ]
     assert "0 input error(s)" in out[-1]
 

@@ -99,21 +99,28 @@ def _one(findings: list[dict[str, object]], rule_id: str) -> dict[str, object]:
     return found[0]
 
 
-def test_registration_tokens_moved_to_20(reports: dict[str, list[dict[str, object]]]) -> None:
+def test_registration_tokens_moved_to_20_then_taken_off_the_page(reports: dict[str, list[dict[str, object]]]) -> None:
+    """GitLab moved the removal to 20.0, then its page stopped listing it: pending, a warning at every
+    target, and the message tells both steps."""
     levels = {t: _one(reports[t], "runner-registration-token")["severity"] for t in TARGETS}
-    assert levels == {"16.0": "warning", "17.0": "warning", "18.0": "warning", "19.0": "warning",
-                      "20.0": "error", "21.0": "error", "22.0": "error", "23.0": "error"}
+    assert levels == {t: "warning" for t in TARGETS}
     f = _one(reports["18.0"], "runner-registration-token")
-    assert f["removed_in"] == "20.0"
+    assert f["removed_in"] is None
     assert str(f["message"]).endswith(
         "First announced for 18.0. GitLab 18.0: removal of registration tokens and server-side register "
-        "arguments moved to 20.0."
+        "arguments moved to 20.0. GitLab 19.0: GitLab's deprecations page no longer lists the 20.0 removal "
+        "(gone at beebb1d, a 19.0-era copy); registration tokens stay deprecated and disabled by default, "
+        "with no removal release named."
     )
     assert f["removal"] == {
-        "status": "scheduled",
+        "status": "pending",
         "first_announced": "18.0",
         "history": [{"release": "18.0", "event": "moved", "removed_in": "20.0",
-                     "note": "removal of registration tokens and server-side register arguments moved to 20.0."}],
+                     "note": "removal of registration tokens and server-side register arguments moved to 20.0."},
+                    {"release": "19.0", "event": "postponed", "removed_in": None,
+                     "note": "GitLab's deprecations page no longer lists the 20.0 removal (gone at beebb1d, a "
+                             "19.0-era copy); registration tokens stay deprecated and disabled by default, with no "
+                             "removal release named."}],
     }
 
 
@@ -143,7 +150,9 @@ def test_policies_list_shows_the_effective_release(capsys: pytest.CaptureFixture
 
     assert main(["policies", "list"]) == 0
     lines = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.splitlines()}
-    assert lines["runner-registration-token"] == "20.0"
+    assert lines["rest-audit-events-offset-pagination"] == "20.0"
+    assert lines["runner-registration-token"] == "—"
+    assert lines["registry-notifications-threshold"] == "canceled"
     assert lines["license-scanning-report-artifact"] == "canceled"
     assert lines["opentofu-templates"] == "—"
 
@@ -159,10 +168,20 @@ def test_withdrawn_removal_is_info_at_every_target(reports: dict[str, list[dict[
 
 
 def test_moved_removal_errors_only_from_its_new_release(reports: dict[str, list[dict[str, object]]]) -> None:
-    levels = {t: _one(reports[t], "registry-notifications-threshold")["severity"] for t in TARGETS}
-    assert levels == {t: ("error" if t == "23.0" else "warning") for t in TARGETS}
+    levels = {t: _one(reports[t], "rest-audit-events-offset-pagination")["severity"] for t in TARGETS}
+    assert levels == {t: ("error" if Version.parse(t) >= Version(20, 0) else "warning") for t in TARGETS}
+    message = str(_one(reports["18.0"], "rest-audit-events-offset-pagination")["message"])
+    assert "First announced for 18.0. GitLab " in message and message.rstrip(".").endswith("20.0")
+
+
+def test_a_removal_gitlab_dropped_after_moving_it_is_info(reports: dict[str, list[dict[str, object]]]) -> None:
+    """The registry's `threshold`: moved to 23.0, then dropped (the registry translates it): info everywhere."""
+    for target in TARGETS:
+        f = _one(reports[target], "registry-notifications-threshold")
+        assert (f["severity"], f["removed_in"], f["removal"]["status"]) == ("info", None, "canceled"), target  # type: ignore[index]
     message = str(_one(reports["18.0"], "registry-notifications-threshold")["message"])
     assert "First announced for 18.0. GitLab 18.0: removal moved to 23.0" in message
+    assert "GitLab 19.0: the registry translates a `threshold` into an equivalent `maxretries`" in message
 
 
 def test_messages_do_not_name_a_release_gitlab_gave_up(policies: list[Policy]) -> None:

@@ -48,7 +48,7 @@ def test_helpers_around_http_clients_and_helpers_of_helpers(tmp_path: Path, poli
         (INTEGRATIONS, "admin.sh", 3, 38),
         (INTEGRATIONS, "admin.sh", 5, 17),
         (INTEGRATIONS, "admin.sh", 7, 34),
-        (INTEGRATIONS, "admin.sh", 9, 22),
+        ("rest-zentao-integration", "admin.sh", 9, 22),
         ("rest-geo-nodes", "admin.sh", 11, 24),
         (INTEGRATIONS, "admin.sh", 16, 10),  # at the argument: the call is the usage to change
     }

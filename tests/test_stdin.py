@@ -14,7 +14,7 @@ from conftest import sunset
 PIPELINE = b"include:\n  - local: ci/build.yml\n  - template: Terraform.gitlab-ci.yml\n"
 BUILD = "build:\n  script: echo $CI_BUILD_REF\n"
 DATABASE = b"production:\n  adapter: postgresql\n  database: gitlabhq_production\n"
-SUMMARY = ("Scanned 2 files for GitLab 23.0: 2 error(s), 0 warning(s), 0 info; 0 input error(s); 0 suppressed, "
+SUMMARY = ("Scanned 2 files for GitLab 20.0: 2 error(s), 0 warning(s), 0 info; 0 input error(s); 0 suppressed, "
            "0 baselined.\n")
 
 
@@ -73,7 +73,7 @@ def test_the_name_decides_the_kind_and_replaces_the_file_on_disk(repo: Path) -> 
         "config/database.yml:3:3: error[database-legacy-config] Database environment setting `database: "
         "gitlabhq_production` sits directly under the environment: the legacy `database.yml` form, removed in "
         "GitLab 15.0; nest the connection under `main:`.")
-    assert done.stdout.splitlines()[1].startswith("Scanned 1 file for GitLab 23.0: 1 error(s)")
+    assert done.stdout.splitlines()[1].startswith("Scanned 1 file for GitLab 20.0: 1 error(s)")
 
 
 @pytest.mark.parametrize(("data", "name", "error"), [

@@ -125,7 +125,7 @@ def test_unused_suppressions_are_warnings_through_the_cli(tmp_path: Path, capsys
         "  .gitlab-ci.yml:4: unused suppression: no `t-template` finding on this line or the next\n"
         "  .gitlab-ci.yml:4: unused suppression: no `t-variable` finding on this line or the next\n"
         "\n"
-        "Scanned 1 file for GitLab 23.0: 0 error(s), 0 warning(s), 0 info; 0 input error(s); 1 suppressed, "
+        "Scanned 1 file for GitLab 20.0: 0 error(s), 0 warning(s), 0 info; 0 input error(s); 1 suppressed, "
         "0 baselined.\n"
     )
     assert main([*args, "--format", "json"]) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scanner.core.versions import Version
 from scanner.rules.policy import Policy
 
 from conftest import run_scan
@@ -25,14 +26,15 @@ def test_templated_enabled_is_a_conditional_warning(policies: list[Policy]) -> N
         ), message
 
 
-def test_literal_enabled_stays_an_error(policies: list[Policy], tmp_path: Path) -> None:
+def test_literal_enabled_keeps_the_policys_severity_without_a_condition(policies: list[Policy], tmp_path: Path) -> None:
     config = tmp_path / "config"
     config.mkdir()
     (config / "gitlab.yml").write_text(
         "production: &base\n  incoming_email:\n    enabled: true\n    address: x@example.com\n", encoding="utf-8"
     )
     report = run_scan([tmp_path], policies, "19.0")
+    [policy] = [p for p in policies if p.id == "mail-sidekiq-delivery-method"]
     assert [(f.rule_id, f.location.line, f.severity) for f in report.findings] == [
-        ("mail-sidekiq-delivery-method", 2, "error")
+        ("mail-sidekiq-delivery-method", 2, policy.severity_at(Version(19, 0)))
     ]
     assert not report.findings[0].message.startswith("If ")

@@ -33,12 +33,15 @@ TYPES = {
     "none": "not in files (UI, GitLab's database, run time, platforms)",
 }
 _KEYS = {"title", "anchor", "announced", "removal", "type", "policies", "todo", "why", "same_as", "status", "vanished",
-         "breaks"}
+         "breaks", "verdict"}
 _VERDICTS = ("policies", "todo", "why")
 # GitLab's status of a change when it is not a removal scheduled for `removal`: taken out of its
 # milestone and reassessed (pending), canceled, or kept at its milestone with GitLab saying it will no
 # longer remove the old way (withdrawn).
 STATUSES = ("scheduled", "pending", "canceled", "withdrawn")
+# What GitLab did with an entry its page no longer lists (`verdict.status`): removed or moved to a
+# release (`verdict.release`), or one of the statuses above without a release of its own.
+VERDICTS = ("removed", "moved", "pending", "canceled", "withdrawn")
 
 
 class RecordError(ValueError):
@@ -61,6 +64,10 @@ class Entry:
     status: str = "scheduled"  # STATUSES
     vanished: str = ""  # the commit of the last copy of the page that listed it; "" while it is listed
     breaks: str | None = None  # the release the entry's text says things stop working, when not `removal`
+    verdict: str = ""  # VERDICTS: what GitLab did with a vanished entry; `status`/`removal` follow it
+    verdict_source: str = ""  # the URL of the file (at its commit), issue or merge request that says so
+    verdict_read: str = ""  # what that source says, in a sentence
+    listed: str | None = None  # a vanished entry's release as the page last listed it
 
     @property
     def url(self) -> str:
@@ -97,7 +104,42 @@ def _status(raw: dict[str, Any], where: str) -> dict[str, Any]:
         raise RecordError(f"{where}: a {status} change has no release; remove `removal`")
     if (vanished := raw.get("vanished")) is not None and not (isinstance(vanished, str) and vanished.strip()):
         raise RecordError(f"{where}: vanished names the commit of the last copy that listed it")
-    return {"status": status, "vanished": str(vanished or ""), "breaks": _release(raw.get("breaks"), where)}
+    said = {"status": status, "vanished": str(vanished or ""), "breaks": _release(raw.get("breaks"), where)}
+    return said | _verdict_of(raw, status, where)
+
+
+def _verdict_of(raw: dict[str, Any], status: str, where: str) -> dict[str, Any]:
+    """An entry the page no longer lists needs GitLab's verdict, with its source; the entry's effective
+    status and release are the verdict's, the release the page last listed is kept in `listed`."""
+    verdict = raw.get("verdict")
+    if not raw.get("vanished"):
+        if verdict is not None:
+            raise RecordError(f"{where}: a verdict is for an entry the page no longer lists (`vanished`)")
+        return {}
+    if not isinstance(verdict, dict):
+        raise RecordError(f"{where}: the page no longer lists it: needs a `verdict` (status, source, read) "
+                          f"saying what GitLab did with it")
+    unknown = sorted(set(verdict) - {"status", "release", "source", "read"})
+    if unknown:
+        raise RecordError(f"{where}: verdict: unknown keys {', '.join(unknown)}")
+    said, release = verdict.get("status"), _release(verdict.get("release"), f"{where}: verdict")
+    if said not in VERDICTS:
+        raise RecordError(f"{where}: verdict status must be one of {', '.join(VERDICTS)}, not {said!r}")
+    if said in ("removed", "moved") and release is None:
+        raise RecordError(f"{where}: verdict {said} names the release (`release`)")
+    if said in ("pending", "canceled") and release is not None:
+        raise RecordError(f"{where}: verdict {said} has no release; remove `release`")
+    source, read = verdict.get("source"), verdict.get("read")
+    if not isinstance(source, str) or not source.startswith("https://"):
+        raise RecordError(f"{where}: verdict source must be the https URL of what was read")
+    if not isinstance(read, str) or not read.strip():
+        raise RecordError(f"{where}: verdict read says what the source says")
+    listed = raw.get("removal") if status in ("scheduled", "withdrawn") else None
+    if said == "withdrawn":
+        release = release or listed
+    effective = "scheduled" if said in ("removed", "moved") else said
+    return {"status": effective, "removal": release, "verdict": said, "verdict_source": source,
+            "verdict_read": " ".join(read.split()), "listed": listed}
 
 
 def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
@@ -119,8 +161,9 @@ def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
         if given:
             raise RecordError(f"{where}: same_as takes its type and verdict from that entry; remove {given}")
         return Entry(page=page, source=source, title=title.strip(), anchor=str(raw.get("anchor") or slug(title)),
-                     announced=_release(raw.get("announced"), where), removal=_release(raw.get("removal"), where),
-                     type="none", policies=(), todo="", why="", same_as=same_as, **_status(raw, where))
+                     announced=_release(raw.get("announced"), where),
+                     **({"removal": _release(raw.get("removal"), where)} | _status(raw, where)),
+                     type="none", policies=(), todo="", why="", same_as=same_as)
     if raw.get("type") not in TYPES:
         raise RecordError(f"{where}: type must be one of {', '.join(TYPES)}, not {raw.get('type')!r}")
     given = [k for k in _VERDICTS if raw.get(k)]
@@ -134,9 +177,9 @@ def _entry(raw: Any, page: str, source: str, n: int) -> Entry:
         raise RecordError(f"{where}: type none (not in files) needs a why")
     return Entry(
         page=page, source=source, title=title.strip(), anchor=str(raw.get("anchor") or slug(title)),
-        announced=_release(raw.get("announced"), where), removal=_release(raw.get("removal"), where),
+        announced=_release(raw.get("announced"), where),
         type=raw["type"], policies=tuple(policies), todo=str(raw.get("todo") or ""), why=str(raw.get("why") or ""),
-        **_status(raw, where),
+        **({"removal": _release(raw.get("removal"), where)} | _status(raw, where)),
     )
 
 
@@ -236,7 +279,46 @@ def _order(e: Entry) -> tuple[int, Version, str]:
 def _when(e: Entry) -> str:
     said = ", ".join(x for x in (e.removal, "" if e.status == "scheduled" else e.status) if x)
     said += f" (breaks in {e.breaks})" if e.breaks else ""
-    return f"{said} (no longer listed; last at `{e.vanished[:7]}`)" if e.vanished else said
+    if not e.vanished:
+        return said
+    was = f"listed for {e.listed}" if e.listed else "listed"
+    return f"{_verdict_word(e)} ({was} until `{e.vanished[:7]}`; see below)"
+
+
+def _verdict_word(e: Entry) -> str:
+    """`removed 19.0`, `moved 20.0`, or the status (pending, canceled, withdrawn)."""
+    return f"{e.verdict} {e.removal}" if e.verdict in ("removed", "moved") and e.removal else e.verdict
+
+
+def _vanished(entries: list[Entry]) -> list[str]:
+    """The verdicts table: each entry a page no longer lists, what GitLab did with it and the source."""
+    gone = sorted((e for e in entries if e.vanished), key=lambda e: (e.page, _order(e), e.title))
+    if not gone:
+        return []
+    return [
+        "## Entries GitLab's pages no longer list",
+        "",
+        "GitLab's deprecations page is compiled from one YAML file per entry, and a change GitLab made stays",
+        "listed under its release. An entry that is gone was taken back: its file was deleted. Each row says",
+        "what GitLab did instead, read in the source it links; the entry's status above is this verdict, and",
+        "the policies naming it follow it (`tests/test_gitlab_record.py`).",
+        "",
+        "| Entry | Last listed | Verdict | Source |",
+        "|---|---|---|---|",
+        *[f"| [{_cell(e.title)}]({e.url}) | {e.listed or 'no release'} at `{e.vanished[:7]}` | "
+          f"**{_verdict_word(e)}**: {_cell(e.verdict_read)} | "
+          f"[{_cell(_short(e.verdict_source))}]({e.verdict_source}) |" for e in gone],
+        "",
+    ]
+
+
+def _short(url: str) -> str:
+    """A source's link text: `gitlab-org/gitlab!187829`, `gitlab-org/gitlab#525239`, or `repo@commit:path`."""
+    if m := re.match(r"https://gitlab\.com/([^/]+/[^/]+(?:/[^/]+)?)/-/(merge_requests|issues|work_items)/(\d+)", url):
+        return f"{m.group(1)}{'!' if m.group(2) == 'merge_requests' else '#'}{m.group(3)}"
+    if m := re.match(r"https://github\.com/([^/]+/[^/]+)/blob/([0-9a-f]{7})[0-9a-f]*/(.+)", url):
+        return f"{m.group(1)}@{m.group(2)}:{m.group(3)}"
+    return url
 
 
 def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
@@ -257,9 +339,10 @@ def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
         "",
         "The Removal column is GitLab's release, or its status when the change is not scheduled: *pending*",
         "(taken out of its milestone and reassessed), *canceled*, or *withdrawn* (kept at its milestone, but",
-        "GitLab says the old way keeps working). An entry the newest copy of a page no longer lists says",
-        "which copy listed it last. `tests/test_gitlab_record.py` fails when a policy's release or status",
-        "is not what the entries naming it say.",
+        "GitLab says the old way keeps working). An entry the newest copy of a page no longer lists shows",
+        "GitLab's verdict on it (the table at the end: what GitLab did, and where that is written).",
+        "`tests/test_gitlab_record.py` fails when a policy's release or status is not what the entries",
+        "naming it say.",
         "",
         "An entry of one page that is the same change as an entry of another (a removal GitLab announced",
         "on the deprecations page) says so (*same change as*), takes that entry's file type and policies,",
@@ -280,7 +363,7 @@ def render(sources: list[dict[str, str]], entries: list[Entry]) -> str:
         lines += [f"| {_when(e)} | [{_cell(e.title)}]({e.url}) | {e.announced or '—'} | {e.type} | "
                   f"{_verdict(e)} |" for e in mine]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + _vanished(entries))
 
 
 def main(argv: list[str]) -> int:

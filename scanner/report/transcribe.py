@@ -7,7 +7,9 @@ same title in other letter case: GitLab re-cases headings); a removal whose head
 the deprecations page gets `same_as` that entry (one change, counted once); any other new entry is
 written with no decision, so `python -m scanner.report.record` refuses to load the file until a person
 gives it one. An entry of OUT.yaml the page no longer lists is kept with `vanished:` (the commit of the
-last copy that listed it) and is said to have vanished. Only releases from 15.0 on are kept.
+last copy that listed it) and is said to have vanished; it needs a `verdict` (what GitLab did with it:
+removed, moved, pending, canceled or withdrawn, and the source that says so), and the report lists
+every such entry with its verdict at each run. Only releases from 15.0 on are kept.
 
 Each run writes `docs/record/changes-<OUT stem>.md`: what the page changed since the copy OUT.yaml was
 read from (new entries, moves, new statuses, vanished entries), and prints it.
@@ -47,13 +49,14 @@ PAGES = {
     "graphql": ("doc/api/graphql/removed_items.md", "https://docs.gitlab.com/api/graphql/removed_items/"),
 }
 HEAD = """\
-# {path} in gitlabhq/gitlabhq, entry by entry from 15.0 on, written by
+# {path} of GitLab (read in the mirror `source.repo` names), entry by entry from 15.0 on, written by
 # `python -m scanner.report.transcribe {kind} PAGE.md {out} --commit SHA` from the page's headings
 # (docs/record/sources/ holds the extract it read); decisions are kept when it is run again.
 # An entry that is the same change as an entry of another recorded page has `same_as` (that entry's
 # URL): it takes its type and verdict from there and is counted once, there. `status` is GitLab's
 # when it is not a scheduled removal (pending, canceled, withdrawn); `vanished` names the last copy of
-# the page that listed an entry this copy no longer lists. Format: scanner/report/record.py.
+# the page that listed an entry this copy no longer lists, and its `verdict` what GitLab did with it
+# (status, release, the source read). Format: scanner/report/record.py.
 """
 _DECIDED = ("breaks", "type", "same_as", "policies", "todo", "why")
 
@@ -200,7 +203,10 @@ def entries(parsed: list[Parsed], old: list[dict[str, Any]], deprecations: dict[
         out.append(entry)
     for e in old:
         if id(e) not in used:
-            out.append(dict(e) | {"vanished": str(e.get("vanished") or old_commit)})
+            gone = dict(e) | {"vanished": str(e.get("vanished") or old_commit)}
+            if isinstance(e.get("verdict"), dict):  # a plain mapping is written in block style, URLs and all
+                gone["verdict"] = dict(e["verdict"])
+            out.append(gone)
     return out
 
 
@@ -225,6 +231,25 @@ def changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[str]:
             if was["title"] != e["title"]:
                 lines.append(f"- retitled: {was['title']} -> {e['title']}")
     return lines
+
+
+def verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """The report's part on entries the page no longer lists: each with GitLab's verdict and its
+    source (`verdict` in the data file), or that it still needs one."""
+    gone = [e for e in rows if e.get("vanished")]
+    if not gone:
+        return []
+    lines = ["## No longer listed: what GitLab did", ""]
+    for e in gone:
+        last = f"listed for {e['removal']}" if e.get("removal") else f"listed as {e.get('status') or 'pending'}"
+        v = e.get("verdict")
+        if not isinstance(v, dict):
+            lines.append(f"- {e['title']} ({last} until {str(e['vanished'])[:7]}): no verdict yet")
+            continue
+        said = " ".join(str(x) for x in (v.get("status"), v.get("release")) if x)
+        lines.append(f"- {e['title']} ({last} until {str(e['vanished'])[:7]}): **{said}**: "
+                     f"{' '.join(str(v.get('read', '')).split())} ({v.get('source')})")
+    return [*lines, ""]
 
 
 def _deprecation_anchors(yaml: Any) -> dict[str, str]:
@@ -261,12 +286,15 @@ def main(argv: list[str]) -> int:
     with out.open("w", encoding="utf-8") as f:
         f.write(HEAD.format(path=path, kind=kind, out=f"docs/record/{out.name}"))
         yaml.dump(data, f)
-    report = [f"# {path}: {old_commit or 'nothing'} -> {commit}", "", *(changes(old, rows) or ["- no change"]), ""]
+    report = [f"# {path}: {old_commit or 'nothing'} -> {commit}", "", *(changes(old, rows) or ["- no change"]), "",
+              *verdicts(rows)]
     (out.parent / f"changes-{out.stem}.md").write_text("\n".join(report), encoding="utf-8")
     sys.stdout.write("\n".join(report))
     for e in rows:
         if not set(e) & {"same_as", "policies", "todo", "why"}:
             sys.stderr.write(f"{out.name}: {e['title']}: needs policies, todo or why\n")
+        if e.get("vanished") and not e.get("verdict"):
+            sys.stderr.write(f"{out.name}: {e['title']}: no longer listed: needs a verdict (what GitLab did)\n")
     return 0
 
 

@@ -135,6 +135,7 @@ class _KeyedHandler:
         metrics.inc("sunset_stream_redelivered_total", self.redelivered, stage=self.stage_name)
         metrics.inc("sunset_stream_batches_total", stage=self.stage_name)
         metrics.inc("sunset_stream_refetched_total", self.continuity.refetched - refetched, stage=self.stage_name)
+        metrics.set("sunset_stream_held_events", sum(map(len, self.holding.values())), stage=self.stage_name)
 
     async def _partition(self, partition: int, group: list[Any], view: BatchView) -> list[StageResult]:
         """One stage partition's messages: hold their records, merge their progress reports, and
@@ -283,15 +284,30 @@ class ActorHandler(_KeyedHandler):
         self.by_project = by_project
         self.sweep_at: dict[int, float] = {}  # per stage partition: the watermark of its next sweep
         self.reported: dict[int, float] = {}  # per stage partition: the watermark last told the project stage
+        self.doomed: dict[int, tuple[float, list[str]]] = {}  # per stage partition: users found idle, and when
+
+    def forget(self) -> None:
+        super().forget()
+        self.doomed.clear()  # the partitions' new owners sweep them again
 
     async def before_flush(self, views: dict[int, BatchView]) -> None:
         """Drop users idle past the horizon (`streams.engine.idle_actors`) from the partitions
         this batch touched, once per horizon of each partition's watermark: tombstones go to the
-        changelog with the batch's writes, so a restarted worker does not bring them back. A
-        large table is walked in slices, so heartbeats and the views keep being served."""
+        changelog, so a restarted worker does not bring them back. A large table is walked in
+        slices, so heartbeats and the views keep being served.
+
+        A user found idle is deleted by the partition's next flush, not this one, if still idle
+        then: its tombstone must follow a stored marker whose watermarks (`upto`) are past every
+        event of the user. A worker killed after a flush's writes and before its marker restarts
+        from the previous marker and holds again the events after that marker's watermarks, except
+        those their keys have applied; a user deleted by that same flush would have no value to
+        say so, and would be applied again from nothing (its accesses forwarded again, possibly
+        after the project's record of their ids expired: counted twice)."""
+        expired = self._delete_doomed(views)
         due = [p for p in views if self.marks.get(p, FIRST) > FIRST
                and self.marks[p] >= self.sweep_at.get(p, float("-inf"))]
         if not due:
+            self.out.metrics.inc("sunset_stream_users_expired_total", expired)
             return
         users: dict[int, list[tuple[str, Any]]] = {p: [] for p in due}
         for count, key in enumerate(list(self.table.data.keys()), start=1):  # every partition this worker has
@@ -301,14 +317,24 @@ class ActorHandler(_KeyedHandler):
                 users[partition].append((key, value))
             if count % SWEEP_SLICE == 0:
                 await asyncio.sleep(0)
-        expired = 0
         for partition in due:
             now = self.marks[partition]
-            for key in idle_actors(users[partition], now, self.settings):
-                del views[partition][key]
-                expired += 1
+            self.doomed[partition] = (now, idle_actors(users[partition], now, self.settings))
             self.sweep_at[partition] = now + actor_horizon(self.settings)
         self.out.metrics.inc("sunset_stream_users_expired_total", expired)
+
+    def _delete_doomed(self, views: dict[int, BatchView]) -> int:
+        """Delete the users the partitions' last sweep found idle that still are (nothing applied
+        or held for them since); how many."""
+        expired = 0
+        for partition in [p for p in views if p in self.doomed]:
+            now, keys = self.doomed.pop(partition)
+            view, held = views[partition], self.current[partition]
+            present = [(key, value) for key in keys if not held.holding(key) and (value := view.get(key)) is not None]
+            for key in idle_actors(present, now, self.settings):
+                del view[key]
+                expired += 1
+        return expired
 
     async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
         """Forward the accesses; then tell every project partition how far each actor partition

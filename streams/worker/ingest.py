@@ -34,6 +34,12 @@ from streams.worker.outputs import Outputs, Records
 log = logging.getLogger("sunset.stream.ingest")
 
 
+def ahead_of_slowest(lateness: float) -> float:
+    """How far (seconds of event time) an input partition may be read ahead of the slowest one
+    with records left: the allowed lateness, and at least 30 s (fewer, larger batches)."""
+    return max(lateness, 30.0)
+
+
 def consumer_options(settings: StreamSettings) -> dict[str, Any]:
     """aiokafka consumer settings; the dev profile's group timeouts apply here too."""
     options: dict[str, Any] = {
@@ -97,10 +103,12 @@ class Ingest:
             log.warning("ingest did not stop within %g s; its last batch will be read again", within)
 
     async def next_batch(self) -> dict[TopicPartition, list[Any]]:
-        """Up to `batch_size` records, waiting at most `batch_within` seconds once the first arrived."""
+        """Up to `batch_size` records, waiting at most `batch_within` seconds once the first arrived;
+        from the input partitions that are not too far ahead in event time (`aligned`)."""
         assert self.consumer is not None
         size, within = self.settings.batch_size, self.settings.batch_within
-        batches: dict[TopicPartition, list[Any]] = await self.consumer.getmany(timeout_ms=int(within * 1000),
+        read = await self.aligned()
+        batches: dict[TopicPartition, list[Any]] = await self.consumer.getmany(*read, timeout_ms=int(within * 1000),
                                                                              max_records=size)
         count = sum(map(len, batches.values()))
         deadline = asyncio.get_running_loop().time() + within
@@ -108,13 +116,42 @@ class Ingest:
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
                 break
-            more = await self.consumer.getmany(timeout_ms=int(left * 1000), max_records=size - count)
+            more = await self.consumer.getmany(*read, timeout_ms=int(left * 1000), max_records=size - count)
             if not more:
                 break
             for tp, records in more.items():
                 batches.setdefault(tp, []).extend(records)
                 count += len(records)
         return batches
+
+    async def aligned(self) -> list[TopicPartition]:
+        """The input partitions to read next: all of them (an empty list), or — when some with records
+        left to read are behind — all but those more than `ahead_of_slowest` seconds of event time
+        ahead of the slowest of those. The stages hold every event until the slowest input partition
+        has passed it (streams.eventtime), so a catch-up that read one partition far ahead of the
+        others would pile its events up in the worker's memory; this keeps them in Kafka instead.
+        The slowest partition with records left is always read, so reading never stops."""
+        assert self.consumer is not None
+        topic, newest = self.settings.input_topic, self.router.newest
+        assigned = [tp for tp in self.consumer.assignment() if tp.topic == topic]
+        if len(assigned) < 2:
+            return []
+        behind: list[float] = []
+        for tp in assigned:
+            high = self.consumer.highwater(tp)
+            if high is None:
+                continue
+            try:
+                position = await self.consumer.position(tp)
+            except KafkaError:  # IllegalStateError: a rebalance under way: read what is assigned
+                return []
+            if position < high:
+                behind.append(newest.get(tp.partition, FIRST))
+        if not behind:
+            return []
+        limit = min(behind) + ahead_of_slowest(self.settings.allowed_lateness)
+        read = [tp for tp in assigned if newest.get(tp.partition, FIRST) <= limit]
+        return [] if len(read) == len(assigned) else read
 
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]

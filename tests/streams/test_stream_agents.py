@@ -195,18 +195,56 @@ def test_actors_agent_tombstones_users_idle_past_the_horizon(tmp_path: Path, sen
     clone = {"custom_message": {"action": "git-upload-pack"}}
     changelog = f"{APP}-actors-changelog"
 
+    def markers() -> int:
+        return sum(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent)
+
     async def scenario() -> None:
         async with app.agents["actors"].test_context() as agent:
             await agent.put(stage_message(event("repository_git_operation", 0, author=old, details=clone), through=0),
                             partition=3, wait=False)
-            await until(lambda: any(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent))
+            await until(lambda: markers() == 1)
             # 700 s later (horizon: 600 s): the first user is idle, the second is new
             await agent.put(stage_message(event("repository_git_operation", 700, author=new, details=clone),
                                           through=700), partition=3, wait=False)
-            await until(lambda: sum(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent) == 2)
+            await until(lambda: markers() == 2)
+            await agent.put(stage_message(through=710), partition=3, wait=False)  # the partition's next batch
+            await until(lambda: markers() == 3)
 
     asyncio.run(scenario())
     writes = state_writes(sent, changelog)
-    assert sorted(writes) == sorted([(str(old), False, 3), (str(new), False, 3), (str(old), True, 3)])
-    assert writes[0] == (str(old), False, 3)  # the first batch; the second writes `new` and the tombstone
+    # the first batch writes `old`, the second `new` (and finds `old` idle), the third the tombstone
+    assert writes == [(str(old), False, 3), (str(new), False, 3), (str(old), True, 3)]
     assert [k for k in app.tables["actors"].data if not is_marker(k)] == [str(new)]
+
+
+def test_a_user_is_tombstoned_only_after_a_marker_past_its_events(tmp_path: Path, sent: Sent) -> None:
+    """A batch applies a user's event at 50 s and finds the user idle (its watermark jumps to 700 s;
+    horizon 600 s). Were the tombstone written by that batch's flush, a worker killed before the
+    flush's marker would restart from the previous marker (watermarks just past 0 s), hold the event
+    at 50 s again — no value says it was applied — and apply it again from nothing. The tombstone
+    comes with the partition's next flush, after a marker whose watermarks are past the user's
+    every event."""
+    app = new_app(tmp_path)
+    user = next(a for a in range(100, 200) if partition_for(str(a), 4) == 3)
+    clone = {"custom_message": {"action": "git-upload-pack"}}
+    changelog = f"{APP}-actors-changelog"
+
+    def markers() -> int:
+        return sum(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent)
+
+    async def scenario() -> None:
+        async with app.agents["actors"].test_context() as agent:
+            for n, (second, through) in enumerate([(0, 0), (50, 700)], start=1):
+                raw = event("repository_git_operation", second, author=user, details=clone, ident=f"c{second}")
+                await agent.put(stage_message(raw, through=through), partition=3, wait=False)
+                await until(lambda n=n: markers() == n)
+            await agent.put(stage_message(through=710), partition=3, wait=False)  # the partition's next batch
+            await until(lambda: markers() == 3)
+
+    asyncio.run(scenario())
+    records = [(k, v) for t, k, v, _ in sent if t == changelog and not str(k).startswith("__sunset_progress__")]
+    assert [(k, v is None) for k, v in records] == [
+        (str(user), False), (f"{MARKER_PREFIX}3", False), (str(user), False), (f"{MARKER_PREFIX}3", False),
+        (str(user), True), (f"{MARKER_PREFIX}3", False)]
+    stored = orjson.loads(records[3][1])  # the marker before the tombstone: past the event at 50 s
+    assert stored["upto"][1] > BASE + 50

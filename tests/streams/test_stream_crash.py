@@ -46,6 +46,12 @@ def _equal(found: dict[str, Any], doc: dict[str, Any]) -> None:
 # others put the kill elsewhere on 1 keyed and 8 unkeyed partitions (the busy project's downloads
 # then on one partition, or spread over all). With a lateness of 500 s, ~2,000 events are held
 # when the kill comes: the restarted worker reads them again from the stage topics (streams.worker.agents).
+# 4-keyed-held once gave a finding the replay does not have (a gap episode opened by an access applied
+# as of the watermark, long after its time): a flush swept idle users it had just applied events
+# to, and the worker was killed between that flush's writes and its marker; the restart held those
+# events again from the previous marker, found no value to say they were applied, applied them from
+# nothing and forwarded their accesses again, after the project's record of their ids had expired.
+# A swept user is now deleted by the next flush (test_stream_agents).
 # A lateness of 2,000 s is above the users' 600 s horizon: the replay used to drop users whose held
 # events it was about to apply (4 extra and 2 missing mass downloads against the worker).
 @pytest.mark.parametrize(("kill_seed", "partitions", "keyed", "lateness"),

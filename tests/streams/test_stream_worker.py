@@ -149,6 +149,7 @@ def test_metrics_of_the_sample_run(sample_run: dict[str, Any]) -> None:
         'sunset_stream_redelivered_total{stage="projects"}', 'sunset_stream_redelivered_total{stage="actors"}',
         'sunset_stream_refetched_total{stage="projects"}', 'sunset_stream_refetched_total{stage="actors"}',
         "sunset_stream_users_expired_total", 'sunset_stream_input_lag_messages{partition="0"}',
+        'sunset_stream_held_events{stage="projects"}', 'sunset_stream_held_events{stage="actors"}',
         "sunset_stream_projects", "sunset_stream_users"]}
     assert fixed == {
         'sunset_stream_messages_total{stage="route"}': sample_run["sent"],
@@ -162,6 +163,7 @@ def test_metrics_of_the_sample_run(sample_run: dict[str, Any]) -> None:
         'sunset_stream_refetched_total{stage="projects"}': 0, 'sunset_stream_refetched_total{stage="actors"}': 0,
         "sunset_stream_users_expired_total": stats["users_expired"],
         'sunset_stream_input_lag_messages{partition="0"}': 0,
+        'sunset_stream_held_events{stage="projects"}': 0, 'sunset_stream_held_events{stage="actors"}': 0,
         "sunset_stream_projects": stats["projects"], "sunset_stream_users": stats["users"]}
     # every record a stage topic got was applied by its stage
     for stage in ("projects", "actors"):

@@ -1,0 +1,114 @@
+"""A backlog waits in Kafka, not in the worker: ingest reads its input partitions abreast in event time.
+
+The stages hold every event until the slowest input partition has passed it, so a catch-up that
+read one partition to its end before the next (aiokafka hands out a fetched partition's records
+first) held nearly the whole backlog in memory. Ingest now reads no partition more than
+`ahead_of_slowest` seconds of event time ahead of the slowest one that has records left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from streamkit import at, broker_fixture  # noqa: F401 - the `broker` fixture
+from test_stream_worker import create_topic
+
+from streams.audit import parse_time
+from streams.dev import EmbeddedBroker
+from streams.metrics import Metrics
+from streams.settings import load_settings
+from streams.worker.ingest import Ingest, ahead_of_slowest
+
+PARTITIONS, PER_PARTITION, SPACING = 4, 3000, 0.1  # each partition: 300 s of event time
+LATENESS, BATCH = 20.0, 200
+
+
+class Outputs:
+    def __init__(self) -> None:
+        self.metrics = Metrics()
+
+    async def delivered(self) -> None:
+        return None
+
+
+class Recorder:
+    """What ingest hands the router, and how far apart in event time the partitions were read: after
+    each batch, the newest time read of the partition furthest ahead minus that of the slowest one
+    with records left."""
+
+    def __init__(self) -> None:
+        self.newest: dict[int, float] = {}
+        self.read: Counter[int] = Counter()
+        self.spreads: list[float] = []
+        self.out = Outputs()
+
+    async def handle(self, messages: list[Any]) -> None:
+        for message in messages:
+            ts = parse_time(json.loads(message.value)["created_at"])
+            assert ts is not None
+            self.newest[message.partition] = max(self.newest.get(message.partition, ts), ts)
+            self.read[message.partition] += 1
+        left = [p for p in range(PARTITIONS) if self.read[p] < PER_PARTITION]
+        if left and all(p in self.newest for p in left):
+            self.spreads.append(max(self.newest.values()) - min(self.newest[p] for p in left))
+
+    async def report(self, record: dict[str, Any]) -> None:
+        return None
+
+
+async def produce_backlog(bootstrap: str, topic: str) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
+    await producer.start()
+    try:
+        for partition in range(PARTITIONS):  # one partition after the other: a backlog on each
+            for n in range(PER_PARTITION):
+                body = {"id": f"{partition}-{n}", "event_type": "repository_download_operation",
+                        "created_at": at(n * SPACING), "entity_path": f"g/p{partition}", "author_id": 7}
+                await producer.send(topic, json.dumps(body).encode(), partition=partition)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def catch_up(broker: EmbeddedBroker, topic: str) -> Recorder:
+    settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
+                             batch_size=BATCH, allowed_lateness=LATENESS)
+    recorder = Recorder()
+    ingest = Ingest(settings, recorder)  # type: ignore[arg-type] - only what ingest calls
+    task = asyncio.create_task(ingest.run())
+    try:
+        async with asyncio.timeout(120):
+            while sum(recorder.read.values()) < PARTITIONS * PER_PARTITION:
+                await asyncio.sleep(0.05)
+                if task.done():
+                    task.result()
+    finally:
+        await ingest.stop(10)
+        await task
+    return recorder
+
+
+def test_a_backlog_is_read_abreast_in_event_time(broker: EmbeddedBroker) -> None:
+    topic = "backlog-in"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    asyncio.run(produce_backlog(broker.bootstrap, topic))
+    recorder = asyncio.run(catch_up(broker, topic))
+    assert recorder.read == {p: PER_PARTITION for p in range(PARTITIONS)}
+    assert recorder.spreads  # measured all along the catch-up
+    # a partition is read while it is at most `ahead_of_slowest` ahead; one batch moves it at most
+    # BATCH events further
+    bound = ahead_of_slowest(LATENESS) + BATCH * SPACING
+    assert max(recorder.spreads) <= bound, max(recorder.spreads)
+
+
+def test_an_agent_fetches_at_most_two_batches_of_stage_messages_ahead(tmp_path: Any) -> None:
+    """Faust stops fetching a stage partition when its agent's buffer is full: the buffer is two
+    batches (`noack_take`'s size), not Faust's default of 4,096 messages of up to 256 KiB each."""
+    from streams.worker.app import STAGE_BATCH_MESSAGES, create_app
+
+    app = create_app(load_settings("dev", broker="kafka://127.0.0.1:9", data_dir=tmp_path))
+    assert (app.conf.stream_buffer_maxsize, STAGE_BATCH_MESSAGES) == (128, 64)
