@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from scanner.report import record
@@ -388,3 +390,19 @@ def test_a_rerun_keeps_a_verdict_while_the_entry_stays_gone_and_drops_it_when_it
     report = (tmp_path / "changes-deprecations.md").read_text(encoding="utf-8")
     assert report.endswith("## No longer listed: what GitLab did\n\n- Gone for good (listed for 18.0 until aaa): "
                            "**canceled**: kept (https://gitlab.com/g/p/-/merge_requests/9)\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["status", "release", "source", "read", "other"]),
+                       st.one_of(st.none(), st.integers(), st.text(max_size=12),
+                                 st.sampled_from(["removed", "moved", "pending", "canceled", "withdrawn", "19.0",
+                                                  "https://gitlab.com/x"]))))
+def test_any_verdict_loads_or_is_refused_with_a_record_error(verdict: dict[str, object]) -> None:
+    """Whatever a person writes as a verdict, loading gives an entry or a RecordError naming the entry."""
+    raw = {"title": "Gone", "removal": "18.0", "vanished": "88d3e50", "type": "ci", "why": "w", "verdict": verdict}
+    try:
+        entry = record._entry(raw, "https://docs.gitlab.com/x/", "page.yaml", 1)
+    except RecordError as e:
+        assert str(e).startswith("page.yaml: entry 1 (Gone)")
+    else:
+        assert entry.verdict in record.VERDICTS and entry.status in record.STATUSES

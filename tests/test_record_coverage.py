@@ -1,4 +1,4 @@
-"""docs/seed-coverage.md names only policies that exist, and every row says what covers it."""
+"""docs/record-coverage.md names only policies that exist, and every row says what covers it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from scanner.rules.catalog import builtin_policy_dir, load_policies
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "seed-coverage.md"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "record-coverage.md"
 LINK = re.compile(r"\]\(policies/([a-z0-9-]+)\.md\)")
 
 
