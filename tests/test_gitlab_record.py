@@ -316,10 +316,23 @@ def test_the_deprecations_page_is_read_with_its_statuses() -> None:
         deprecations("## GitLab 20.0\n\n### X\n- Removal in GitLab 19.0\n")
 
 
+def _rerun(tmp_path: Path, old: list[dict[str, object]], was: str, now: str) -> Path:
+    """Transcribe PAGE over a data file holding `old` (read at commit `was`) as commit `now`."""
+    from scanner.report import transcribe
+
+    page = tmp_path / "page.md"
+    page.write_text(PAGE, encoding="utf-8")
+    out = tmp_path / "deprecations.yaml"
+    out.write_text(f"source: {{repo: m/gitlab, path: doc/update/deprecations.md, commit: {was}}}\n"
+                   "page: https://docs.gitlab.com/update/deprecations/\nentries:\n"
+                   + "".join(f"  - {json.dumps(e)}\n" for e in old), encoding="utf-8")
+    assert transcribe.main(["deprecations", str(page), str(out), "--commit", now]) == 0
+    return out
+
+
 def test_a_rerun_keeps_decisions_and_reports_what_changed(tmp_path: Path) -> None:
     """Decisions follow an entry to its new release, status or letter case; an entry the page no longer
     lists stays, marked vanished with the commit of the copy it was last read in; the report says so."""
-    from scanner.report import transcribe
 
     old = [
         {"title": "Compliance pipelines", "announced": "17.3", "removal": "19.0", "type": "none", "why": "UI"},
@@ -330,13 +343,7 @@ def test_a_rerun_keeps_decisions_and_reports_what_changed(tmp_path: Path) -> Non
         {"title": "Slack notifications integration", "announced": "15.9", "removal": "19.0", "type": "rest",
          "policies": ["rest-deprecated-integrations"]},
     ]
-    page = tmp_path / "page.md"
-    page.write_text(PAGE, encoding="utf-8")
-    out = tmp_path / "deprecations.yaml"
-    out.write_text("source: {repo: m/gitlab, path: doc/update/deprecations.md, commit: aaa}\n"
-                   "page: https://docs.gitlab.com/update/deprecations/\nentries:\n"
-                   + "".join(f"  - {json.dumps(e)}\n" for e in old), encoding="utf-8")
-    assert transcribe.main(["deprecations", str(page), str(out), "--commit", "bbb"]) == 0
+    out = _rerun(tmp_path, old, "aaa", "bbb")
     data = YAML(typ="safe").load(out.read_text(encoding="utf-8"))
     by_title = {e["title"]: e for e in data["entries"]}
     assert data["source"] == {"repo": "m/gitlab", "path": "doc/update/deprecations.md", "commit": "bbb"}
@@ -368,7 +375,6 @@ def test_a_rerun_keeps_decisions_and_reports_what_changed(tmp_path: Path) -> Non
 
 
 def test_a_rerun_keeps_a_verdict_while_the_entry_stays_gone_and_drops_it_when_it_is_back(tmp_path: Path) -> None:
-    from scanner.report import transcribe
 
     verdict = {"status": "canceled", "source": "https://gitlab.com/g/p/-/merge_requests/9", "read": "kept"}
     old = [
@@ -377,13 +383,7 @@ def test_a_rerun_keeps_a_verdict_while_the_entry_stays_gone_and_drops_it_when_it
         {"title": "Compliance pipelines", "announced": "17.3", "removal": "19.0", "type": "none", "why": "UI",
          "vanished": "aaa", "verdict": verdict},
     ]
-    page = tmp_path / "page.md"
-    page.write_text(PAGE, encoding="utf-8")
-    out = tmp_path / "deprecations.yaml"
-    out.write_text("source: {repo: m/gitlab, path: doc/update/deprecations.md, commit: bbb}\n"
-                   "page: https://docs.gitlab.com/update/deprecations/\nentries:\n"
-                   + "".join(f"  - {json.dumps(e)}\n" for e in old), encoding="utf-8")
-    assert transcribe.main(["deprecations", str(page), str(out), "--commit", "ccc"]) == 0
+    out = _rerun(tmp_path, old, "bbb", "ccc")
     by_title = {e["title"]: e for e in YAML(typ="safe").load(out.read_text(encoding="utf-8"))["entries"]}
     assert by_title["Gone for good"]["verdict"] == verdict and by_title["Gone for good"]["vanished"] == "aaa"
     assert "verdict" not in by_title["Compliance pipelines"] and "vanished" not in by_title["Compliance pipelines"]

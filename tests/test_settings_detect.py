@@ -71,7 +71,7 @@ CASES = [
     ("terraform/template/runner-config.tpl", "concurrent = ${n}\n\n[[runners]]\n  name = \"${name}\"\n",
      "runner-config"),
     ("terraform/template/runner.tmpl", "%{ if on ~}\n[[runners]]\n  name = \"x\"\n%{ endif ~}\n", "runner-config"),
-    ("terraform/template/user-data.tpl", "#!/bin/bash\ncat > config.toml <<EOF\n[[runners]]\nEOF\n", None),
+    ("terraform/template/user-data.tpl", "#!/bin/bash\ncat > config.toml <<EOF\n[[runners]]\nEOF\n", "shell-script"),
     ("terraform/template/notes.tpl", "concurrent = 1\n", None),
 ]
 

@@ -131,7 +131,7 @@ class Scan:
         self.recognition = Recognition.of(o.kinds)
         self.log = FileLog(o.files, self.shown, o.exclude, o.exclude_base or self.base)
         self.indexes = {
-            name: PolicyIndex([p for p in self.policies if name in p.applies_to]) for name in KINDS
+            name: PolicyIndex([p for p in self.policies if kind.takes(p.applies_to)]) for name, kind in KINDS.items()
         }
 
     def run(self, paths: Iterable[Path]) -> Report:
@@ -331,7 +331,7 @@ class Scan:
 
     def local_targets(self, doc: Document, target: str, line: int, pipeline: _Pipeline) -> list[tuple[Path, Path]]:
         def may_include(path: Path) -> bool:  # not a file of another kind (database.yml, compose, Helm, k8s)
-            return self.recognition.walked(path, relative(path, self.base)) in (None, PIPELINE)
+            return self.recognition.walked(path, relative(path, self.base), by_content=False) in (None, PIPELINE)
 
         return local_targets(target, pipeline, self.wildcards, lambda m: self.error(doc.path, line, m), may_include)
 

@@ -60,6 +60,12 @@ class DocumentKind:
     claims: Callable[[Path], bool] | None = None
     scripts: ScriptsOf | None = None  # its script items (the `scripts` facet)
     calls: CallsOf | None = None  # the REST calls and GraphQL documents its reader extracts
+    # Kinds whose policies apply to this one too: an Ansible task's commands are shell commands.
+    policies_of: tuple[str, ...] = ()
+
+    def takes(self, applies_to: Iterable[str]) -> bool:
+        """A policy naming these kinds (`applies_to`) applies to this one."""
+        return any(name == self.name or name in self.policies_of for name in applies_to)
 
 
 _CI = ("ci-includes", "ci-variables", "tree", "scripts", "script-calls", "ci-jobs", "text")
@@ -70,6 +76,11 @@ _TEXT = Lazy("scanner.readers.api.model:text_tree")
 _TEMPLATED_YAML = Lazy("scanner.readers.settings.templated:load_templated_yaml")
 
 
+def _shell_file(path: Path) -> bool:
+    """A shell script, or a template of one (Terraform's `user-data.sh.tpl`, `gitlab-runner.tpl`)."""
+    return is_shell_script(path) or settings.is_shell_template(path)
+
+
 def _kinds(*kinds: DocumentKind) -> dict[str, DocumentKind]:
     return {kind.name: kind for kind in kinds}
 
@@ -77,7 +88,7 @@ def _kinds(*kinds: DocumentKind) -> dict[str, DocumentKind]:
 KINDS: dict[str, DocumentKind] = _kinds(
     DocumentKind("gitlab-ci", read_yaml, _CI, scripts=ci_scripts),
     DocumentKind("shell-script", parse_script, ("text", "scripts", "script-calls"),
-                 is_shell_script, scripts=shell_script),
+                 _shell_file, scripts=shell_script),
     DocumentKind("python-source", Lazy("scanner.readers.api.python.source:parse_python"), _SOURCE, api.is_python,
                  calls=Lazy("scanner.readers.api.python.extract:extract")),
     DocumentKind("graphql", Lazy("scanner.readers.api.graphql:parse_graphql"), ("graphql-documents",), api.is_graphql,
@@ -110,6 +121,11 @@ KINDS: dict[str, DocumentKind] = _kinds(
     DocumentKind("env-file", Lazy("scanner.readers.settings.parsers:parse_env"), _SETTINGS, settings.is_env_file),
     DocumentKind("k8s-manifest", Lazy("scanner.readers.settings.parsers:parse_k8s_manifest"), _RUNS,
                  settings.is_k8s_manifest),
+    # Ansible task files and playbooks: their tasks' commands (`command:`, `shell:`, a container's),
+    # read as shell; the policies of shell scripts apply (scanner.readers.ansible).
+    DocumentKind("ansible", Lazy("scanner.readers.ansible:parse_ansible"), ("scripts", "script-calls"),
+                 Lazy("scanner.readers.ansible:is_ansible"), scripts=Lazy("scanner.readers.ansible:ansible_scripts"),
+                 policies_of=("shell-script",)),
     # Files GitLab does not read, whose content its record names, read by jsonpath policies that name
     # them: build tool versions a scanner supports (`sbt.version`, a Maven wrapper's `distributionUrl`),
     # metric names GitLab exports (a Prometheus rule's `expr`).
@@ -132,8 +148,9 @@ def claiming_kind(path: Path) -> DocumentKind | None:
 
 
 def derived_kinds(facets: frozenset[str]) -> tuple[str, ...]:
-    """The document kinds carrying any of these facets, in table order."""
-    return tuple(name for name, kind in KINDS.items() if facets.intersection(kind.facets))
+    """The document kinds carrying any of these facets, in table order. A kind taking another's policies
+    (`policies_of`) is left out: it carries no facet that kind does not, and gets them through it."""
+    return tuple(name for name, kind in KINDS.items() if not kind.policies_of and facets.intersection(kind.facets))
 
 
 def check_kind_names(names: Iterable[str]) -> None:

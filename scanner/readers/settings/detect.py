@@ -5,9 +5,17 @@ what follows (a byte-order mark is read past). Nothing is parsed here.
 A template's name is read under its template suffix (`.j2`, `.jinja2`, `.tpl`, `.tmpl`, `.gotmpl`,
 `.erb`): `docker-compose.yml.j2` is a compose file, `values.yaml.gotmpl` Helm values. A template
 with no other extension (Terraform's `runner-config.tpl`) is a runner's `config.toml` when its
-text is one: a `[[runners]]` table, and TOML (`key = value`) as its first statement.
+text is one: a `[[runners]]` table, and TOML (`key = value`) as its first statement. A template whose
+plain name is a shell script's (`user-data.sh.tpl`, `install.sh.j2`) is one; a template with no other
+extension is a shell script when it opens with a shell's shebang or its first statement (past blank
+lines, comments and lines of template tags alone) is a shell command (`mkdir -p …`, `gitlab-runner
+register`, `export X=1`), and it is not a runner's `config.toml`: Terraform's user-data templates.
 
-A name alone decides for Dockerfiles, env files, compose files and Helm values files. A
+A name alone decides for Dockerfiles, env files, compose files and Helm values files; values of
+GitLab's charts under another name (a helmfile's `gitlab.yaml`) are known by keys only those charts
+take at the top: `gitlabUrl:`, `runnerRegistrationToken:`, `certmanager-issuer:`, a `global:` with
+`hosts:`/`appConfig:` beside a subchart's section (`certmanager:`, `gitlab-runner:`, `registry:`, …),
+or a `gitlab-runner:` section with `gitlabUrl:`/`runners:`. A
 `gitlab.rb`, `gitlab.yml` or `config.toml` must also look like one (a settings assignment, a
 `gitlab:` section, a `[[runners]]` table), because those names are used by other software too.
 A `database.yml` is only GitLab's when something says so: a `gitlab.yml` beside it, `gitlab` in
@@ -30,9 +38,19 @@ _TEMPLATE_SUFFIX = re.compile(r"\.(?:j2|jinja2?|tpl|tmpl|gotmpl|erb)$")
 _SIGNIFICANT = re.compile(r"(?m)^(?![ \t]*(?:#|$|\{[{%#]|<%|%\{))[ \t]*\S[^\n]*")
 _TOML_START = re.compile(r"[ \t]*(?:\[|[\w\"'.-]+[ \t]*=)")
 
+# A line of template tags alone: `${pre_install}`, `%{ if x ~}`, `{{ extra }}`, `<% end %>`.
+_TAGS_ONLY = re.compile(r"[ \t]*(?:(?:\$\{[^{}\n]*\}|%\{[^{}\n]*\}|\{\{.*?\}\}|\{%.*?%\}|<%.*?%>)[ \t]*)+$")
+_SHEBANG_SHELL = re.compile(r"#![ \t]*\S*/(?:env[ \t]+)?(?:ba|z|da|k|a)?sh\b")
+# The first words of a shell script as Terraform user-data and bootstrap templates open.
+_SHELL_START = re.compile(
+    r"[ \t]*(?:(?:set|export|mkdir|cat|echo|printf|curl|wget|yum|dnf|apt-get|apt|apk|zypper|cd|cp|mv|rm|chmod"
+    r"|chown|sudo|systemctl|service|usermod|useradd|tee|sed|source|exec|sleep|touch|ln|install|pip3?|sh|bash"
+    r"|gitlab-runner|docker|if|for|while|case|until|function|readonly|declare|local|trap|umask)(?:[ \t]|$)"
+    r"|[A-Za-z_][A-Za-z0-9_]*=[^ =]|[A-Za-z_][A-Za-z0-9_-]*[ \t]*\(\)[ \t]*\{?)")
 _RB_SETTING = re.compile(r"(?m)^[ \t]*(?:[a-z_]+\[['\":][a-z_]+['\"]?\]|external_url[ (]|git_data_dirs[ (])")
 _RB_CODE = re.compile(r"(?m)^[ \t]*(?:module|class)[ \t]+[A-Z]")
 _GITLAB_YML = re.compile(r"(?m)^production:|^[ \t]+gitlab:[ \t]*$")
+_PRODUCTION = re.compile(r"(?m)^production:")
 _RUNNER_TOML = re.compile(r"(?m)^[ \t]*\[\[?runners[\].]")
 _REGISTRY = (re.compile(r"(?m)^storage:"), re.compile(r"(?m)^(?:version|http|notifications|auth):"))
 _MANIFEST = (re.compile(r"(?m)^apiVersion:[ \t]*\S"), re.compile(r"(?m)^kind:[ \t]*\S"))
@@ -97,7 +115,14 @@ def is_gitlab_rb(path: Path) -> bool:
 
 
 def is_gitlab_yml(path: Path) -> bool:
-    return bool(_YML_NAME.match(path.name)) and bool(_GITLAB_YML.search(head(path)))
+    """A `gitlab.yml`: its `production:` section, or a `gitlab:` section and not the values of GitLab's
+    chart (a `global:` section and subcharts), which a helmfile may name `gitlab.yaml` too."""
+    if not _YML_NAME.match(path.name):
+        return False
+    text = head(path)
+    if not _GITLAB_YML.search(text):
+        return False
+    return bool(_PRODUCTION.search(text)) or not all(rx.search(text) for rx in _CHART_GLOBAL)
 
 
 def is_database_yml(path: Path) -> bool:
@@ -128,6 +153,27 @@ def is_runner_config(path: Path) -> bool:
     return bool(_RUNNER_TOML.search(text)) and first is not None and bool(_TOML_START.match(first.group()))
 
 
+def is_shell_template(path: Path) -> bool:
+    """A template of a shell script: by its plain name (`*.sh.tpl`), or, with no other extension, by
+    its shebang or first statement (and no `[[runners]]` TOML)."""
+    name, plain = path.name, plain_name(path)
+    if plain == name:
+        return False
+    if plain.endswith((".sh", ".bash")):
+        return True
+    if "." in plain:
+        return False
+    text = head(path, 1024 * 1024)
+    if _SHEBANG_SHELL.match(text):
+        return True
+    for line in text.split("\n", 200)[:200]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or _TAGS_ONLY.match(line):
+            continue
+        return bool(_SHELL_START.match(line)) and not (_RUNNER_TOML.search(text) and _TOML_START.match(line))
+    return False
+
+
 def is_registry_config(path: Path) -> bool:
     if not (_REGISTRY_NAME.match(path.name) or (path.suffix in (".yml", ".yaml") and "registry" in path.parent.name)):
         return False
@@ -135,8 +181,28 @@ def is_registry_config(path: Path) -> bool:
     return all(rx.search(text) for rx in _REGISTRY)
 
 
+# Values of GitLab's charts under another name than `values.yaml` (a helmfile's `gitlab.yaml`): keys
+# only the GitLab or GitLab Runner chart takes, at the top.
+_CHART_ONLY = re.compile(r"(?m)^(?:gitlabUrl|runnerRegistrationToken|runnerToken|certmanager-issuer)[ \t]*:")
+_CHART_GLOBAL = (re.compile(r"(?m)^global:[ \t]*$"), re.compile(r"(?m)^[ \t]+(?:hosts|appConfig|gitlab):[ \t]*$"),
+                 re.compile(r"(?m)^(?:gitlab|certmanager|nginx-ingress|gitlab-runner|registry|shared-secrets"
+                            r"|upgradeCheck|minio|postgresql|redis):[ \t]*$"))
+_UMBRELLA = (re.compile(r"(?m)^gitlab-runner:[ \t]*$"), re.compile(r"(?m)^[ \t]+(?:gitlabUrl|runners):"))
+
+
 def is_helm_values(path: Path) -> bool:
-    return bool(_VALUES.match(plain_name(path)))
+    """`values.yaml` and the like by name; a YAML file of another name by keys of GitLab's charts (and
+    no `apiVersion:`, which a manifest or a chart's own `Chart.yaml` has)."""
+    plain = plain_name(path)
+    if _VALUES.match(plain):
+        return True
+    if not plain.endswith((".yml", ".yaml")) or plain in ("Chart.yaml", "helmfile.yaml"):
+        return False
+    text = head(path)
+    if _MANIFEST[0].search(text):
+        return False
+    return bool(_CHART_ONLY.search(text)) or all(rx.search(text) for rx in _CHART_GLOBAL) or all(
+        rx.search(text) for rx in _UMBRELLA)
 
 
 def is_compose(path: Path) -> bool:

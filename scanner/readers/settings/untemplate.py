@@ -12,6 +12,10 @@ Terraform (`${ … }`, `%{ if … }`, `%{ for … }`). On each line:
 * output tags outside strings (`limit = {{ n }}`, `url = ${url}/ci`) become one quoted string, from the
   first to the last of them on the line: `limit = "…"` reads, and so does `{{ name }} = 1` (a quoted key).
 
+A template written to be pasted into a shell heredoc quotes its strings twice (`executor =
+"\"docker+machine\""`, Terraform's `runner_config.tpl`): in a templated file, a string that is
+wholly one more pair of double quotes is read without them.
+
 A value or key that held a tag is the text written there (`{{ n }}`), never equal to a literal. Lines
 holding a tag that still cannot be read are one notice for the file (`Tree.notices`), never one error per
 line: template syntax is not the file's mistake (a broken line without a tag stays an input error).
@@ -34,6 +38,7 @@ _TERRAFORM = re.compile(r"\$\{[^{}\n]*\}|%\{~?[ \t]*(?:if|else|endif|for|endfor)
 _OUTPUT = ("{{", "<%=", "${")
 _SPOT = re.compile(r" \((?:lines? \d|too many)[^()]*\)$")
 _JINJA_ERB = ("{{", "{%", "{#", "<%")
+_SHELL_QUOTED = re.compile(r'(?m)=[ \t]*"\\"')  # `key = "\"…`: a string quoted again for a shell
 _ESCAPED = {'"': True, "'": False}  # which quote's strings take backslash escapes (TOML, Ruby)
 
 
@@ -47,6 +52,8 @@ def read(text: str, parse: Callable[[str], Tree], what: str) -> Tree:
     tree = parse(neutral)
     if neutral != text:
         restore(tree, text)
+        if _SHELL_QUOTED.search(text):
+            _unquote(tree)
     if templated:
         one_notice(tree, what, text)
     return tree
@@ -156,6 +163,24 @@ def restore(tree: Tree, text: str) -> None:
             stack.append(node[key])
     for i, root in enumerate(tree.roots):
         tree.roots[i] = _restored(root, tree.root_spans[i], lines)
+
+
+def _unquote(tree: Tree) -> None:
+    """Each string value wholly inside one more pair of double quotes loses them (`"\"x\""` reads `x`)."""
+    seen: set[int] = set()
+    stack: list[Any] = list(tree.roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or not isinstance(node, dict | list):
+            continue
+        seen.add(id(node))
+        keys = range(len(node)) if isinstance(node, list) else list(node)
+        for key in keys:
+            value = node[key]
+            if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+                node[key] = value[1:-1]
+            else:
+                stack.append(value)
 
 
 def _restored(value: Any, span: tuple[int, int, int, int], lines: list[str]) -> Any:
