@@ -189,29 +189,36 @@ def test_router_forwards_by_key_and_dead_letters_the_rest() -> None:
     assert outputs.metrics.value("sunset_stream_forwarded_total", topic="by-project") == 1
 
 
+CLONE = {"custom_message": {"action": "git-upload-pack"}}
+ACTORS_CHANGELOG = f"{APP}-actors-changelog"
+
+
+def flush_markers(sent: Sent) -> int:
+    """How many flush markers the actors table's changelog got."""
+    return sum(t == ACTORS_CHANGELOG and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent)
+
+
 def test_actors_agent_tombstones_users_idle_past_the_horizon(tmp_path: Path, sent: Sent) -> None:
     app = new_app(tmp_path)
     old, new = [a for a in range(100, 200) if partition_for(str(a), 4) == 3][:2]  # one partition
-    clone = {"custom_message": {"action": "git-upload-pack"}}
-    changelog = f"{APP}-actors-changelog"
 
     def markers() -> int:
-        return sum(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent)
+        return flush_markers(sent)
 
     async def scenario() -> None:
         async with app.agents["actors"].test_context() as agent:
-            await agent.put(stage_message(event("repository_git_operation", 0, author=old, details=clone), through=0),
+            await agent.put(stage_message(event("repository_git_operation", 0, author=old, details=CLONE), through=0),
                             partition=3, wait=False)
             await until(lambda: markers() == 1)
             # 700 s later (horizon: 600 s): the first user is idle, the second is new
-            await agent.put(stage_message(event("repository_git_operation", 700, author=new, details=clone),
+            await agent.put(stage_message(event("repository_git_operation", 700, author=new, details=CLONE),
                                           through=700), partition=3, wait=False)
             await until(lambda: markers() == 2)
             await agent.put(stage_message(through=710), partition=3, wait=False)  # the partition's next batch
             await until(lambda: markers() == 3)
 
     asyncio.run(scenario())
-    writes = state_writes(sent, changelog)
+    writes = state_writes(sent, ACTORS_CHANGELOG)
     # the first batch writes `old`, the second `new` (and finds `old` idle), the third the tombstone
     assert writes == [(str(old), False, 3), (str(new), False, 3), (str(old), True, 3)]
     assert [k for k in app.tables["actors"].data if not is_marker(k)] == [str(new)]
@@ -226,23 +233,21 @@ def test_a_user_is_tombstoned_only_after_a_marker_past_its_events(tmp_path: Path
     every event."""
     app = new_app(tmp_path)
     user = next(a for a in range(100, 200) if partition_for(str(a), 4) == 3)
-    clone = {"custom_message": {"action": "git-upload-pack"}}
-    changelog = f"{APP}-actors-changelog"
 
     def markers() -> int:
-        return sum(t == changelog and str(k).startswith(MARKER_PREFIX) for t, k, _, _ in sent)
+        return flush_markers(sent)
 
     async def scenario() -> None:
         async with app.agents["actors"].test_context() as agent:
             for n, (second, through) in enumerate([(0, 0), (50, 700)], start=1):
-                raw = event("repository_git_operation", second, author=user, details=clone, ident=f"c{second}")
+                raw = event("repository_git_operation", second, author=user, details=CLONE, ident=f"c{second}")
                 await agent.put(stage_message(raw, through=through), partition=3, wait=False)
                 await until(lambda n=n: markers() == n)
             await agent.put(stage_message(through=710), partition=3, wait=False)  # the partition's next batch
             await until(lambda: markers() == 3)
 
     asyncio.run(scenario())
-    records = [(k, v) for t, k, v, _ in sent if t == changelog and not str(k).startswith("__sunset_progress__")]
+    records = [(k, v) for t, k, v, _ in sent if t == ACTORS_CHANGELOG and not str(k).startswith("__sunset_progress__")]
     assert [(k, v is None) for k, v in records] == [
         (str(user), False), (f"{MARKER_PREFIX}3", False), (str(user), False), (f"{MARKER_PREFIX}3", False),
         (str(user), True), (f"{MARKER_PREFIX}3", False)]
