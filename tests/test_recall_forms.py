@@ -3,7 +3,7 @@ of the set is written again as a small case of our own under tests/recall/, and 
 scanned as its user would scan it (`sunset scan .` in a checkout, or every file named).
 tests/recall/cases.yaml says, per case, what is found today at its exact (policy, path, line,
 column), what is missed today and why (xfail, strict: fixing it fails the test until the case is
-moved to `found`), and which false positives are still reported (xfail, strict, likewise).
+moved to `found`), and which false positives are still reported (xfail, strict, likewise) or no longer are.
 
 Nothing here reads the real files: those stay outside the checkout (bench/recall.py measures them).
 """
@@ -54,7 +54,7 @@ class Case:
     scan: str
     found: tuple[Where, ...]
     missed: tuple[Lines, ...]
-    absent: tuple[Lines, ...]
+    absent: tuple[tuple[Lines, bool], ...]  # and whether it is still reported (xfail)
     max_input_errors: int | None
     noisy: str | None
 
@@ -62,6 +62,11 @@ class Case:
 def _lines(item: dict[str, Any], why_key: str) -> Lines:
     first, last = item["lines"]
     return Lines(item["policy"], item["path"], int(first), int(last), str(item[why_key]))
+
+
+def _absent(item: dict[str, Any]) -> tuple[Lines, bool]:
+    """A false positive and whether sunset still reports it (`reported: why`; fixed: `why`)."""
+    return _lines(item, "reported" if "reported" in item else "why"), "reported" in item
 
 
 def _load_cases() -> dict[str, Case]:
@@ -74,7 +79,7 @@ def _load_cases() -> dict[str, Case]:
             scan=spec.get("scan", "folder"),
             found=tuple((str(p), str(path), int(line), int(col)) for p, path, line, col in spec.get("found", [])),
             missed=tuple(_lines(item, "why") for item in spec.get("missed", [])),
-            absent=tuple(_lines(item, "reported") for item in spec.get("absent", [])),
+            absent=tuple(_absent(item) for item in spec.get("absent", [])),
             max_input_errors=spec.get("max_input_errors"),
             noisy=spec.get("noisy"),
         )
@@ -118,10 +123,10 @@ def _params(kind: str) -> list[Any]:
         if kind == "found":
             params += [pytest.param(case.name, w, id=f"{case.name}:{w[0]}@{w[1]}:{w[2]}") for w in case.found]
         elif kind in ("missed", "absent"):
-            for item in getattr(case, kind):
+            items = [(item, True) for item in case.missed] if kind == "missed" else list(case.absent)
+            for item, failing in items:
                 ident = f"{case.name}:{item.policy or 'any'}@{item.path}:{item.first}"
-                reason = f"{case.name}: {item.why}"
-                marks = pytest.mark.xfail(strict=True, reason=reason)
+                marks = [pytest.mark.xfail(strict=True, reason=f"{case.name}: {item.why}")] if failing else []
                 params.append(pytest.param(case.name, item, id=ident, marks=marks))
         else:
             if case.max_input_errors is not None:
@@ -142,7 +147,7 @@ def test_missed_today(name: str, usage: Lines) -> None:
 
 
 @pytest.mark.parametrize(("name", "usage"), _params("absent"))
-def test_false_positive_still_reported(name: str, usage: Lines) -> None:
+def test_false_positive_not_reported(name: str, usage: Lines) -> None:
     hits = [w for w in _findings(name) if usage.matches(w)]
     assert not hits, f"reported: {hits}"
 
@@ -158,7 +163,7 @@ def test_every_finding_is_listed(name: str) -> None:
     """Nothing is reported beyond what the case lists: a new finding is either a false positive or a
     missed usage now found, and either way cases.yaml must say so."""
     case = CASES[name]
-    reported = {w for w in _findings(name) if not any(item.matches(w) for item in case.absent)}
+    reported = {w for w in _findings(name) if not any(item.matches(w) for item, _ in case.absent)}
     assert reported == set(case.found)
 
 

@@ -49,22 +49,96 @@ production: &base
 """
 
 
-def test_one_misindented_line_hides_nothing_else(tmp_path: Path, policies: list[Policy]) -> None:
+def test_one_misindented_item_is_read_with_a_notice_naming_its_line(tmp_path: Path, policies: list[Policy]) -> None:
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "gitlab.yml").write_text(GITLAB_YML, encoding="utf-8")
     report = run_scan([tmp_path], policies)
-    assert [(e.path, e.line, e.message) for e in report.errors] == [
-        ("config/gitlab.yml", 17, "invalid YAML: while parsing a block collection did not find expected '-' "
-         "indicator (lines 17–19 not read)")]
+    assert report.errors == []
+    assert [(w.path, w.line, w.message) for w in report.warnings] == [
+        ("config/gitlab.yml", 17, "YAML: the list item on line 17 has its `-` at column 8, its list's at column 7 "
+         "(line 13); read as an item of that list")]
     assert where(report) == {
         ("object-storage-background-upload", "config/gitlab.yml", 7, 7),
         ("mail-sidekiq-delivery-method", "config/gitlab.yml", 8, 3),
         ("omniauth-cas3-provider", "config/gitlab.yml", 13, 11),
+        ("omniauth-authentiq-provider", "config/gitlab.yml", 17, 12),
         ("omniauth-removed-providers", "config/gitlab.yml", 20, 11),
         ("omniauth-removed-providers", "config/gitlab.yml", 22, 11),
         ("backup-pg-schema", "config/gitlab.yml", 24, 5),
         ("omnibus-pseudonymizer", "config/gitlab.yml", 25, 3),
     }
+
+
+@pytest.mark.parametrize(("text", "roots", "notices"), [
+    # one column too deep, in flow style (the form of GITLAB_YML above)
+    ("p:\n  - {a: 1}\n   - {b: 2,\n      c: 3}\n  - {d: 4}\n",
+     [{"p": [{"a": 1}, {"b": 2, "c": 3}, {"d": 4}]}], [3]),
+    # two columns too deep, a block mapping whose next key sits under the item's content
+    ("p:\n  - a: 1\n    - b: 2\n      c: 3\n  - d: 4\n", [{"p": [{"a": 1}, {"b": 2, "c": 3}, {"d": 4}]}], [3]),
+    # two items off in one list: each read, each named
+    ("p:\n  - x\n  - {a: 1}\n   - {b: 2}\n  - {c: 3}\n   - {d: 4}\n",
+     [{"p": ["x", {"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}]}], [4, 6]),
+])
+def test_a_list_item_off_its_list_s_column_is_read_and_named(text: str, roots: list[Any], notices: list[int]) -> None:
+    tree = read_yaml(text)
+    assert tree.warnings == []
+    assert (tree.roots, [line for line, _ in tree.notices]) == (roots, notices)
+    assert all("read as an item of that list" in message for _, message in tree.notices)
+
+
+def test_the_moved_item_keeps_the_columns_of_its_line() -> None:
+    tree = read_yaml("p:\n  - {a: 1}\n   - {name: authentiq, b: 2}\n")
+    item = tree.roots[0]["p"][1]
+    assert tree.table[id(item)]["name"] == ((3, 7, 3, 11), (3, 13, 3, 22))
+    assert tree.table[id(tree.roots[0]["p"])][1] == (3, 6, 3, 29)
+
+
+@pytest.mark.parametrize(("text", "roots", "warnings"), [
+    # shallower than its list, where a key of the mapping above was expected: which list is meant is
+    # not certain, so it is blanked as before
+    ("p:\n  - a: 1\n -  b: 2\n    c: 3\n  - d: 4\n", [{"p": [{"a": 1}]}],
+     [(3, "invalid YAML: while parsing a block mapping did not find expected key (lines 3–5 not read)")]),
+    # another list begins between the context and the item: it may belong to either
+    ("- x:\n   - a\n  - b\n   - c\n", [[{"x": ["a"]}]],
+     [(3, "invalid YAML: while parsing a block mapping did not find expected key (lines 3–4 not read)")]),
+    ("p:\n  - a:\n      - x\n   - b\n", [{"p": [{"a": ["x"]}]}],
+     [(4, "invalid YAML: while parsing a block collection did not find expected '-' indicator (line 4 not read)")]),
+    # moved, the item is still broken: put back and blanked, no notice
+    ("p:\n  - {a: 1}\n   - {b: 2} ]\n  - {d: 4}\n", [{"p": [{"a": 1}, {"d": 4}]}],
+     [(3, "invalid YAML: while parsing a block collection did not find expected '-' indicator (line 3 not read)")]),
+    # broken in a way the move does not reach (an unclosed flow on the moved line): blanked, no notice
+    ("p:\n  - {a: 1}\n   - {b: [2}\n  - {d: 4}\n", [{"p": [{"a": 1}, {"d": 4}]}],
+     [(3, "invalid YAML: while parsing a block collection did not find expected '-' indicator (line 3 not read)")]),
+])
+def test_an_item_the_move_cannot_read_is_one_problem_as_before(text: str, roots: list[Any],
+                                                               warnings: list[tuple[int, str]]) -> None:
+    tree = read_yaml(text)
+    assert (tree.roots, tree.warnings, tree.notices) == (roots, warnings, [])
+
+
+_ITEMS = st.lists(st.fixed_dictionaries({"name": st.sampled_from(["cas3", "authentiq", "facebook", "github"]),
+                                         "n": st.integers(0, 99)}), min_size=2, max_size=8)
+
+
+@given(items=_ITEMS, off=st.integers(0, 7), by=st.integers(1, 4), flow=st.booleans())
+def test_any_one_item_pushed_deeper_reads_as_the_straight_list(items: list[dict[str, Any]], off: int, by: int,
+                                                              flow: bool) -> None:
+    """A list of providers, one item after the first (which sets the list's column) pushed `by` columns
+    right: the same list, one notice, on that item's line. In block style at most up to the key column of
+    the item before (further right, the line continues that item's last plain scalar: another error)."""
+    by = by if flow else min(by, 2)
+    def item(i: int, d: dict[str, Any]) -> str:
+        dash = " " * (4 + (by if i == moved else 0)) + "- "
+        return (dash + f"{{ name: '{d['name']}',\n        n: {d['n']} }}\n" if flow
+                else dash + f"name: {d['name']}\n" + " " * (len(dash)) + f"n: {d['n']}\n")
+    moved = 1 + off % (len(items) - 1)
+    text = "production:\n  providers:\n" + "".join(item(i, d) for i, d in enumerate(items)) + "  other: 1\n"
+    tree = read_yaml(text)
+    assert tree.warnings == []
+    assert tree.roots == [{"production": {"providers": items, "other": 1}}]
+    [(line, _)] = tree.notices
+    assert line == 3 + 2 * moved
+    assert_positions_inside(tree, len(text.splitlines()) + 1)
 
 
 def test_a_broken_pipeline_still_reports_its_other_jobs(tmp_path: Path, policies: list[Policy]) -> None:

@@ -10,7 +10,14 @@ was — and the text is parsed again, until it parses:
   line the context names;
 * it takes the lines below it indented deeper than it (its children, the rest of a flow collection),
   so one mis-indented `- { name: 'cas3', … }` item is one problem, not one per line;
-* characters YAML does not allow at all (control characters) become spaces, one problem for all.
+* characters YAML does not allow at all (control characters) become spaces, one problem for all;
+* a list item whose `-` is one or more columns off its list's (`       - { name: 'authentiq', … }`
+  under items at six spaces) is moved onto the list's column instead, the spaces after its `-`
+  taking up the difference so that the rest of the line keeps its columns: the item is read, and a
+  notice (`Tree.notices`, not a problem) names the line. Only where the list is certain: the error's
+  context starts on the list's first item (or on the item before, for a `-` pushed into that item's
+  mapping), and no other list begins between it and the item. When the moved item still does not
+  fit, it is put back and blanked like any other spot.
 
 Spots next to each other are one problem. The repairs are bounded: after `MAX_REPAIRS` (fewer for a
 long text, so that reading stays linear) the rest of the file from the next error is not read, and
@@ -36,6 +43,11 @@ _STARTS_AT_CONTEXT = ("while scanning a quoted scalar", "while scanning a simple
                       "while scanning a block scalar", "while scanning an anchor", "while scanning an alias",
                       "while scanning a tag", "while scanning a directive")
 _NOT_REPAIRED = "nested deeper than"
+# libyaml's words for a list item off its list's column: among the items, or where the item before
+# it holds a mapping (the `-` then stands where a key of that mapping was expected)
+_ITEM_OFF = {"while parsing a block collection": "did not find expected '-' indicator",
+             "while parsing a block mapping": "did not find expected key"}
+_ITEM = re.compile(r"-( +|(?=[\r\n]|$))")
 _WHOLE = "\0"  # marks a problem whose message says all (no "line N not read")
 
 
@@ -100,23 +112,65 @@ def read_yaml(text: str) -> Tree:
     problems: list[tuple[int, int, str]] = []  # first line, last line (1-based), what libyaml said
     repairs = max(1, min(MAX_REPAIRS, REPAIR_BUDGET // max(1, len(text))))
     rest_from: int | None = None  # too many spots: from this line on, nothing is read
+    moved: dict[int, tuple[str, str]] = {}  # items moved onto their list's column: line (0-based) → (was, notice)
+    undo: int | None = None  # the item moved by the last attempt, put back if it still does not fit
+    tried: set[int] = set()  # lines whose item was moved once: never again
     _blank_unprintable(lines, text, problems)
-    for attempt in range(repairs + 2):
+    attempt = 0
+    while attempt < repairs + 2:
         try:
             tree = load_fast(lines.text())
         except YamlError as exc:
             if _NOT_REPAIRED in exc.message or exc.line is None or exc.line > len(lines.lines) or rest_from:
                 raise first from None
+            if undo is not None and exc.line == undo + 1:
+                lines.lines[undo] = moved.pop(undo)[0]
+                undo = None
+                continue  # the same error again, now blanked as a spot
+            undo = _move_item(lines, exc, moved, tried) if len(tried) < repairs else None
+            if undo is not None:
+                continue
             span = _repair(lines, exc, attempt == repairs)
             if span is None:
                 raise first from None
             rest_from = span[0] if attempt == repairs else None
             _add(problems, span[0], span[1], exc.message)
+            attempt += 1
             continue
         tree.warnings[:0] = [(a, m.removesuffix(_WHOLE) if m.endswith(_WHOLE) else f"{m} ({_lines(a, b, rest_from)})")
                              for a, b, m in problems]
+        tree.notices[:0] = [(n + 1, notice) for n, (_, notice) in sorted(moved.items())
+                            if not any(a <= n + 1 <= b for a, b, _ in problems)]  # a spot blanked after all
         return tree
     raise first from None  # pragma: no cover - the last repair blanks the rest of the file
+
+
+def _move_item(lines: _Text, exc: YamlError, moved: dict[int, tuple[str, str]], tried: set[int]) -> int | None:
+    """Move the list item on the error's line onto the column of its list's items (the list starts on
+    the context's line), keeping the line's length; the line (0-based), or None when this error is no
+    item off its list's column or the move cannot keep the rest of the line in place."""
+    words = next((w for c, w in _ITEM_OFF.items() if exc.context.startswith(c)), None)
+    if words is None or words not in exc.message or not exc.context_line:
+        return None
+    at, start = (exc.line or 0) - 1, exc.context_line - 1
+    if at in tried or not 0 <= start < at:
+        return None
+    own, column = lines.indent(at), lines.indent(start)
+    line = lines.lines[at]
+    if own is None or column is None or own == column or not _ITEM.match(lines.lines[start], column):
+        return None
+    item = _ITEM.match(line, own)
+    mapping = words == _ITEM_OFF["while parsing a block mapping"]
+    if item is None or (mapping and own < column) or any(_other_list(lines, n, column) for n in range(start + 1, at)):
+        return None
+    after = own + 1 + len(item.group(1))  # the item's content keeps this column
+    if after - column - 1 < 1 and line[after:].strip():
+        return None  # no room for the `-` and a space before the content
+    tried.add(at)
+    lines.lines[at] = " " * column + "-" + " " * (after - column - 1) + line[after:]
+    moved[at] = (line, f"YAML: the list item on line {at + 1} has its `-` at column {own + 1}, its list's at "
+                       f"column {column + 1} (line {start + 1}); read as an item of that list")
+    return at
 
 
 def _blank_unprintable(lines: _Text, text: str, problems: list[tuple[int, int, str]]) -> None:
@@ -137,6 +191,12 @@ def _blank_unprintable(lines: _Text, text: str, problems: list[tuple[int, int, s
         lines.lines[at] = text_of[:i] + " " + text_of[i + 1 :]
     said = f"invalid YAML: {len(found)} control character(s), read as spaces"
     problems.append((first or 1, first or 1, said + _WHOLE))
+
+
+def _other_list(lines: _Text, n: int, column: int) -> bool:
+    """Whether line n is a list item off `column`: another list, to which the item may belong."""
+    depth = lines.indent(n)
+    return depth is not None and depth != column and _ITEM.match(lines.lines[n], depth) is not None
 
 
 def _repair(lines: _Text, exc: YamlError, rest: bool) -> tuple[int, int] | None:

@@ -4,8 +4,9 @@ policy JSONPath every matcher of a tree shares (`compile_path`, `matches`).
 A JSONPath is parsed once when the policy is compiled, limited to what can be evaluated fast, with
 the literal keys it needs: a document is only searched when it holds every one of them. `within`
 narrows a policy to documents where another JSONPath (and value) finds something too: `postgres:12`
-only in a compose file that runs GitLab. `condition` names what the file alone cannot show; such a
-finding says "If …" and is a warning.
+only in a compose file that runs GitLab; `unless` to documents where none of its paths (and values)
+finds anything: the chart's PostgreSQL image, unless `postgresql.install: false`. `condition` names
+what the file alone cannot show; such a finding says "If …" and is a warning.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Spec(spec.Spec):
     value: spec.ValueSpec | None = None
     key: spec.ValueSpec | None = None  # a test on the name of the key matched (`$.*` with a key longer than 255)
     within: tuple[WithinSpec, ...] = ()  # any of them in the document (a compose file that runs GitLab)
+    unless: tuple[WithinSpec, ...] = ()  # none of them in the document (`postgresql.install: false`)
     # what the file alone cannot show ("this project runs Dependency Scanning"): the finding says
     # "If …:" and is at most a warning
     condition: str | None = None
@@ -66,6 +68,7 @@ class JsonPathMatcher(spec.Matcher):
     key: spec.ValueTest | None = None  # a test on the matched key's own name (a job name's length)
     within: tuple[Within, ...] = ()
     condition: str = ""
+    unless: tuple[Within, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +83,17 @@ class Within:
 
 
 def _accepts(test: spec.ValueTest, value: Any) -> bool:
-    return any(test.accepts(v) for v in value) if isinstance(value, list) else test.accepts(value)
+    if isinstance(value, list) and not test.whole:
+        return any(test.accepts(v) for v in value)
+    return test.accepts(value)
 
 
 def compile(s: Spec, build: spec.Build) -> JsonPathMatcher:
     expr, keys = compile_path(s.path)
-    within = tuple(Within(*compile_path(w.path), spec.value_test(w.value)) for w in s.within)
+    within, unless = (tuple(Within(*compile_path(w.path), spec.value_test(w.value)) for w in ws)
+                      for ws in (s.within, s.unless))
     return JsonPathMatcher(expr, s.path, keys, spec.value_test(s.value), spec.value_test(s.key), within,
-                           s.condition or "")
+                           s.condition or "", unless)
 
 
 def compile_path(text: str) -> tuple[JSONPath, frozenset[str]]:
@@ -151,7 +157,8 @@ class Group:
 
     expression: JSONPath
     required_keys: frozenset[str]
-    tests: tuple[tuple[Policy, spec.ValueTest | None, spec.ValueTest | None, tuple[Within, ...], str], ...]
+    tests: tuple[tuple[Policy, spec.ValueTest | None, spec.ValueTest | None, tuple[Within, ...], str,
+                       tuple[Within, ...]], ...]
 
 
 def grouped(entries: Entries, peers: Peers) -> list[Group]:
@@ -159,29 +166,36 @@ def grouped(entries: Entries, peers: Peers) -> list[Group]:
     for policy, m in entries:
         by_text.setdefault(m.text, []).append((policy, m))
     return [Group(same[0][1].expression, same[0][1].required_keys,
-                  tuple((p, m.value, m.key, m.within, m.condition) for p, m in same))
+                  tuple((p, m.value, m.key, m.within, m.condition, m.unless) for p, m in same))
             for same in by_text.values()]
 
 
 def evaluate(groups: list[Group], facets: Facets) -> Iterator[Hit]:
     doc = facets.doc
     for group in groups:
-        held: dict[int, bool] = {}  # per `within` (by identity: JSONPath objects are not hashable)
+        held: dict[int, bool] = {}  # per `within`/`unless` (by identity: JSONPath objects are not hashable)
         for route, value in matches(doc, group.expression, group.required_keys):
-            for policy, test, key, within, condition in group.tests:
+            for policy, test, key, within, condition, unless in group.tests:
                 if key is not None and not key.accepts(route[-1]):
                     continue
-                if within and id(within) not in held:
-                    held[id(within)] = any(w.holds(doc) for w in within)
-                if within and not held[id(within)]:
+                if not _holds(within, doc, held, True) or _holds(unless, doc, held, False):
                     continue
                 yield from _tested(policy, test, route, value, condition)
+
+
+def _holds(paths: tuple[Within, ...], doc: Document, held: dict[int, bool], empty: bool) -> bool:
+    """Whether any of `paths` finds something in `doc` (`empty` when there are none), once per document."""
+    if not paths:
+        return empty
+    if id(paths) not in held:
+        held[id(paths)] = any(w.holds(doc) for w in paths)
+    return held[id(paths)]
 
 
 def _tested(
     policy: Policy, test: spec.ValueTest | None, route: Route, value: Any, condition: str = ""
 ) -> Iterator[Hit]:
-    if test is not None and isinstance(value, list):
+    if test is not None and isinstance(value, list) and not test.whole:
         # a value test on a list (`extends: [.a, .b]`) is a test on each item
         for i, item in enumerate(value):
             if test.accepts(item):

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from scanner.core.tree import Tagged
+
 VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -46,12 +48,20 @@ def field(default: Any = REQUIRED, **constraints: Any) -> Any:
 
 
 class ValueSpec(Spec):
-    """A constraint on a matched scalar value; exactly one of the three (`value_test`)."""
+    """A constraint on a matched value; exactly one of them (`VALUE_TESTS`, `value_test`).
+    `equals`, `one_of` and `regex` test a scalar (each item of a list); `non_empty` and `tag` test
+    the value as a whole."""
 
     equals: str | int | bool | None = None
     one_of: tuple[str | int | bool, ...] | None = None
     regex: str | None = None
+    # `true`: the value configures something — not null, not a blank string, not an empty map or list
+    non_empty: bool | None = None
+    tag: str | None = field(None, pattern=r"^!\S+$")  # written under this YAML tag (`!reference`)
 
+
+# The keys of `value:`, one of which a policy gives.
+VALUE_TESTS = ("equals", "one_of", "regex", "non_empty", "tag")
 
 
 class Matcher:
@@ -75,8 +85,19 @@ class ValueTest:
     has_equals: bool = False
     one_of: frozenset[Any] | None = None
     regex: Regex | None = None
+    non_empty: bool = False
+    tag: str | None = None
+
+    @property
+    def whole(self) -> bool:
+        """Whether a list is tested as one value (`non_empty`, `tag`), not item by item."""
+        return self.non_empty or self.tag is not None
 
     def accepts(self, value: Any) -> bool:
+        if self.non_empty:
+            return not _empty(value)
+        if self.tag is not None:
+            return isinstance(value, Tagged) and value.tag == self.tag
         if self.has_equals:
             return bool(value == self.equals and type(value) is type(self.equals))
         if self.one_of is not None:
@@ -84,6 +105,17 @@ class ValueTest:
         if self.regex is not None:
             return isinstance(value, str) and self.regex.search(value)
         return True
+
+
+def _empty(value: Any) -> bool:
+    """A value that configures nothing: null, a blank string, an empty map or list."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, (dict, list, tuple)):
+        return not value
+    return False
 
 
 class Regex:
@@ -204,13 +236,19 @@ def regex(text: str) -> Regex:
 def value_test(spec: ValueSpec | None) -> ValueTest | None:
     if spec is None:
         return None
-    given = [f for f in ("equals", "one_of", "regex") if f in spec.given]
+    given = [f for f in VALUE_TESTS if f in spec.given]
     if len(given) != 1:
-        raise ValueError("value: give exactly one of equals, one_of, regex")
+        raise ValueError(f"value: give exactly one of {', '.join(VALUE_TESTS)}")
     if given[0] == "equals":
         return ValueTest(equals=spec.equals, has_equals=True)
     if given[0] == "one_of":
         return ValueTest(one_of=frozenset(spec.one_of or ()))
+    if given[0] == "non_empty":
+        if spec.non_empty is not True:
+            raise ValueError("value.non_empty: only `true` (leave `value:` out to accept empty values too)")
+        return ValueTest(non_empty=True)
+    if given[0] == "tag":
+        return ValueTest(tag=spec.tag)
     return ValueTest(regex=compile_regex(spec.regex or "", "value.regex"))
 
 
