@@ -1,18 +1,22 @@
 """Shared helpers: the shipped policies, loaded once, a scan of a directory, and `sunset` as a user runs it.
 
 Hypothesis runs the `dev` profile (few examples, a quick inner loop) unless `SUNSET_TEST_HYPOTHESIS`
-names another: `ci` runs more examples, derandomised so that a run repeats the one before it.
+names another: `ci` runs more examples, derandomised so that a run repeats the one before it. A test
+that names its own count takes it through `examples`, so that the `dev` profile scales it down too.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import pty
+import select
 import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO, Literal
 
 import pytest
 from hypothesis import settings
@@ -49,35 +53,58 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
     os.environ.update(_PINNED_ENV)
     os.environ["SUNSET_CACHE_DIR"] = tempfile.mkdtemp(prefix="sunset-test-cache-")
+    # Compiled modules are cached (Python's default) even where the environment turns that off: the
+    # tests start Python many times (the commands they run, the imports they check), and each start
+    # would compile the scanner again, as pytest would rewrite every test module on every run.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 
 settings.register_profile("dev", max_examples=25, deadline=None)
 settings.register_profile("ci", max_examples=300, deadline=None, derandomize=True, database=None)
-settings.load_profile(os.environ.get("SUNSET_TEST_HYPOTHESIS", "dev"))
+PROFILE = os.environ.get("SUNSET_TEST_HYPOTHESIS", "dev")
+settings.load_profile(PROFILE)
 
 
-def sunset(*args: str | Path, cwd: Path | None = None, stdin: bytes | None = None,
+def examples(count: int) -> int:
+    """The examples a property test that names its own `count` runs: all of them, but a fifth (at
+    least the profile's own number) in the `dev` profile of the inner loop; CI runs `ci`."""
+    if PROFILE != "dev":
+        return count
+    return max(settings.get_profile("dev").max_examples, count // 5)
+
+
+def sunset(*args: str | Path, cwd: Path | None = None, stdin: bytes | BinaryIO | None = None,
            env: Mapping[str, str | None] | None = None, process: bool = False, venv: Path | None = None,
-           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+           tty: Literal["stdout", "stderr"] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`sunset ARGS` as a user runs it: its exit status and what it printed. It runs in this process
     (`scanner.cli.main`), with the working directory, standard input, standard output and error and
     the environment (the tests' pinned one, `env` added; None removes a variable) set for the call and
     put back after. `process=True` runs the console script of this interpreter's environment (`venv`:
-    of that one) instead, for what only a process shows: the entry point, a real pipe, a command that
-    must not hang (`timeout`); it inherits no `PYTHONPATH` unless `env` gives one."""
+    of that one) instead, for what only a process shows: the entry point, a real pipe, a file as
+    standard input (`stdin` an open file), a command that must not hang (`timeout`), a pseudo-terminal
+    as its standard output or error (`tty`: what the terminal received, its line ends `\r\n`); it
+    inherits no `PYTHONPATH` unless `env` gives one."""
     argv = [str(a) for a in args]
     environ = {**os.environ, **{k: v for k, v in (env or {}).items() if v is not None}}
     for name in [k for k, v in (env or {}).items() if v is None]:
         environ.pop(name, None)
-    if process or venv is not None:
+    if process or venv is not None or tty is not None:
         script = venv / "bin" / "sunset" if venv is not None else Path(sys.executable).with_name("sunset")
         assert script.exists(), f"{script}: install the project first (bash .ci/setup)"
         for name in ("PYTHONPATH", "PYTHONHOME"):
             if name not in (env or {}):
                 environ.pop(name, None)
-        done = subprocess.run([str(script), *argv], input=stdin or b"", capture_output=True, cwd=cwd, env=environ,
-                              timeout=timeout)
+        if tty is not None:
+            return _on_a_terminal([str(script), *argv], tty, cwd, environ, timeout)
+        if isinstance(stdin, (bytes, type(None))):
+            done = subprocess.run([str(script), *argv], input=stdin or b"", capture_output=True, cwd=cwd,
+                                  env=environ, timeout=timeout)
+        else:
+            done = subprocess.run([str(script), *argv], stdin=stdin, capture_output=True, cwd=cwd, env=environ,
+                                  timeout=timeout)
         return subprocess.CompletedProcess(argv, done.returncode, done.stdout.decode(), done.stderr.decode())
+    assert isinstance(stdin, (bytes, type(None))), "an open file as standard input: process=True"
     out, err = io.BytesIO(), io.BytesIO()
     streams = (io.TextIOWrapper(out, encoding="utf-8"), io.TextIOWrapper(err, encoding="utf-8"),
                io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8"))
@@ -100,6 +127,37 @@ def sunset(*args: str | Path, cwd: Path | None = None, stdin: bytes | None = Non
         os.environ.clear()
         os.environ.update(saved[3])
         os.chdir(saved[4])
+
+
+def _on_a_terminal(command: list[str], tty: Literal["stdout", "stderr"], cwd: Path | None,
+                   environ: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`command` with a pseudo-terminal as its standard output or error (`tty`), the other stream
+    captured and standard input empty; killed after `timeout` seconds without output."""
+    leader, follower = pty.openpty()
+    with tempfile.TemporaryFile() as other:
+        outputs = (follower, other) if tty == "stdout" else (other, follower)
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=outputs[0], stderr=outputs[1], cwd=cwd,
+                                env=environ)
+        os.close(follower)
+        seen = b""
+        while True:
+            ready, _, _ = select.select([leader], [], [], timeout)
+            if not ready:
+                proc.kill()
+                break
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal's last open end
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(leader)
+        code = proc.wait(timeout=timeout)
+        other.seek(0)
+        rest = other.read().decode()
+    shown = seen.decode()
+    return subprocess.CompletedProcess(command[1:], code, *((shown, rest) if tty == "stdout" else (rest, shown)))
 
 
 # Fixtures that start a real service: a test using one is an integration test.

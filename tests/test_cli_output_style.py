@@ -5,10 +5,6 @@ and NO_COLOR / FORCE_COLOR / TERM=dumb."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -101,22 +97,7 @@ def test_clip_keeps_the_column_in_view() -> None:
 
 def _on_a_terminal(repo: Path, **env: str) -> str:
     """The text report as a terminal receives it (a real pseudo-terminal)."""
-    controller, terminal = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "."], cwd=repo, env={**os.environ, **env},
-                            stdout=terminal, stderr=subprocess.DEVNULL)
-    os.close(terminal)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    proc.wait(timeout=60)
-    os.close(controller)
-    return b"".join(chunks).decode("utf-8")
+    return sunset("scan", ".", cwd=repo, env=env, tty="stdout").stdout
 
 
 def test_colour_follows_no_color_force_color_and_term(repo: Path) -> None:

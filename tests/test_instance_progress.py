@@ -1,16 +1,11 @@
 """An instance scan as a user runs it: progress on a terminal's stderr whatever the format (and nothing
 when stderr is not a terminal), and a server that cannot be reached named in one line with the cause,
-at once — real processes, a pseudo-terminal, the GitLab stand-in and plain sockets on 127.0.0.1."""
+at once — a pseudo-terminal for a real process, the GitLab stand-in and plain sockets on 127.0.0.1."""
 
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,37 +20,16 @@ from scanner.core.results import InputError, Report
 from scanner.gitlab.retry import unreachable
 from scanner.report.jsonfmt import report_dict
 
-from conftest import ROOT
+from conftest import sunset
 
 
-def sunset(args: list[str], tmp: Path, tty: bool, after: str | None = None) -> tuple[int, str]:
-    """`sunset …` in its own process; what it wrote on stderr (a pseudo-terminal when `tty`); `after`:
-    the seconds before progress shows (`SUNSET_PROGRESS_AFTER`), for a scan too quick on a fast machine."""
-    env = {**os.environ, "SUNSET_GITLAB_TOKEN": TOKEN, "TERM": "xterm", "PYTHONPATH": str(ROOT)}
-    if after is not None:
-        env["SUNSET_PROGRESS_AFTER"] = after
-    command = [sys.executable, "-m", "scanner.cli", *args, "--cache-dir", str(tmp / "cache")]
-    if not tty:
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp, timeout=120)
-        return done.returncode, done.stderr
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=follower, env=env, cwd=tmp)
-    os.close(follower)
-    seen = b""
-    while True:
-        ready, _, _ = select.select([leader], [], [], 120)
-        if not ready:
-            proc.kill()
-            break
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed: the process is done
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(leader)
-    return proc.wait(timeout=120), seen.decode()
+def scan(args: list[str], tmp: Path, tty: bool, after: str | None = None) -> tuple[int, str]:
+    """`sunset …` and what it wrote on stderr: in its own process with a pseudo-terminal as stderr
+    when `tty`; `after`: the seconds before progress shows (`SUNSET_PROGRESS_AFTER`), for a scan too
+    quick on a fast machine."""
+    env = {"SUNSET_GITLAB_TOKEN": TOKEN, "TERM": "xterm", "SUNSET_PROGRESS_AFTER": after}
+    done = sunset(*args, "--cache-dir", tmp / "cache", cwd=tmp, env=env, tty="stderr" if tty else None)
+    return done.returncode, done.stderr
 
 
 @pytest.mark.parametrize("fmt", ["html", "json", "text"])
@@ -63,16 +37,16 @@ def test_an_instance_scan_shows_progress_on_a_terminal(tmp_path: Path, fmt: str)
     inst = acme()
     inst.latency = 0.15  # a scan long enough (over half a second) for the progress line to appear
     with StandIn(inst) as url:
-        code, shown = sunset(["scan", "--gitlab", url, "--group", "acme", "--format", fmt, "-o",
-                              str(tmp_path / f"r.{fmt}")], tmp_path, tty=True)
+        code, shown = scan(["scan", "--gitlab", url, "--group", "acme", "--format", fmt, "-o",
+                            str(tmp_path / f"r.{fmt}")], tmp_path, tty=True)
         assert code == 1
         lines = [part for part in shown.split("\r\x1b[K") if part]
         assert lines and all(line.startswith("scanning… ") and " projects  acme/" in line for line in lines), shown
         counts = [int(line.split()[1]) for line in lines]
         assert counts == sorted(counts) and counts[-1] <= len(inst.projects)
         assert shown.endswith("\r\x1b[K")  # the line is cleared before the command ends
-        code, said = sunset(["scan", "--gitlab", url, "--group", "acme", "--format", fmt, "-o",
-                             str(tmp_path / f"again.{fmt}")], tmp_path, tty=False)
+        code, said = scan(["scan", "--gitlab", url, "--group", "acme", "--format", fmt, "-o",
+                           str(tmp_path / f"again.{fmt}")], tmp_path, tty=False)
         assert (code, said) == (1, "")  # not a terminal: nothing
 
 
@@ -82,7 +56,7 @@ def test_a_checkout_scan_into_a_file_shows_progress_too(tmp_path: Path) -> None:
         (tmp_path / f"p{i}" / ".gitlab-ci.yml").write_text("include:\n  - template: Terraform.gitlab-ci.yml\n"
                                                           + "job:\n  script: [make]\n" * 1, encoding="utf-8")
     # 400 files take well under the default half second on a fast machine: show progress from the start
-    code, shown = sunset(["scan", ".", "--format", "sarif", "-o", "out.sarif"], tmp_path, tty=True, after="0")
+    code, shown = scan(["scan", ".", "--format", "sarif", "-o", "out.sarif"], tmp_path, tty=True, after="0")
     assert code == 1
     assert "scanning… " in shown and " files  p" in shown and shown.endswith("\r\x1b[K")
 
@@ -122,12 +96,12 @@ def silent() -> Iterator[Silent]:
 
 def test_an_unreachable_host_is_one_line_naming_host_and_cause(tmp_path: Path, closed_port: int,
                                                                silent: Silent) -> None:
-    code, said = sunset(["scan", "--gitlab", f"http://127.0.0.1:{closed_port}", "--group", "acme"], tmp_path,
-                        tty=False)
+    code, said = scan(["scan", "--gitlab", f"http://127.0.0.1:{closed_port}", "--group", "acme"], tmp_path,
+                      tty=False)
     assert (code, said) == (2, f"sunset: --gitlab: cannot reach 127.0.0.1:{closed_port}: connection refused "
                                "(nothing listens on that port)\n")
-    code, said = sunset(["scan", "--gitlab", f"https://127.0.0.1:{silent.port}", "--group", "acme"], tmp_path,
-                        tty=False)
+    code, said = scan(["scan", "--gitlab", f"https://127.0.0.1:{silent.port}", "--group", "acme"], tmp_path,
+                      tty=False)
     assert code == 2 and said.startswith(f"sunset: --gitlab: cannot reach 127.0.0.1:{silent.port}: the TLS "
                                          "handshake failed (") and said.count("\n") == 1
     assert silent.accepted == 1  # said at once: python-gitlab's retries never ran
@@ -137,10 +111,8 @@ def test_the_comment_names_the_cause_too(tmp_path: Path, closed_port: int) -> No
     report = tmp_path / "r.json"
     data = report_dict(Report(target="18.0", errors=[InputError("x", 1, "unreadable")], files_scanned=1))
     report.write_text(json.dumps(data), encoding="utf-8")
-    env = {**os.environ, "SUNSET_GITLAB_TOKEN": TOKEN, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "scanner.cli", "comment", "--report", str(report), "--gitlab-url",
-                           f"http://127.0.0.1:{closed_port}", "--project", "1", "--mr", "2"], capture_output=True,
-                          text=True, env=env, timeout=120)
+    done = sunset("comment", "--report", report, "--gitlab-url", f"http://127.0.0.1:{closed_port}", "--project",
+                  "1", "--mr", "2", env={"SUNSET_GITLAB_TOKEN": TOKEN})
     assert (done.returncode, done.stderr) == (2, f"sunset comment: cannot reach GitLab at http://127.0.0.1:"
                                                  f"{closed_port}: connection refused (nothing listens on that port)\n")
 

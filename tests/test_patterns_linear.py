@@ -10,10 +10,7 @@ found, on random input made of their own words.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +25,8 @@ from scanner.rules import text as text_rule
 from scanner.rules.catalog import builtin_policy_dir, load_policies
 from scanner.rules.ci_variable import CiVariableMatcher
 from scanner.rules.policy import Policy
+
+from conftest import examples, sunset
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 20_000
@@ -150,7 +149,7 @@ def _reported(policy: Policy, text: str) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("pid", sorted(LOOKAROUND))
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(data=st.data())
 def test_rewritten_patterns_find_what_their_lookaround_forms_found(catalog: dict[str, Policy], pid: str,
                                                                    data: st.DataObject) -> None:
@@ -159,7 +158,7 @@ def test_rewritten_patterns_find_what_their_lookaround_forms_found(catalog: dict
     assert _reported(catalog[pid], text) == expected, text
 
 
-@settings(max_examples=500, deadline=None, derandomize=True)
+@settings(max_examples=examples(500), deadline=None, derandomize=True)
 @given(value=st.text(alphabet="true1$x0 TRUE", max_size=7))
 def test_security_scan_values_without_lookahead(catalog: dict[str, Policy], value: str) -> None:
     """Any value but "true", "1", a variable or nothing (the lookahead form `^(?!true$|1$|\\$).`)."""
@@ -200,12 +199,6 @@ def _policy_dir(tmp_path: Path, match: str, extra: str = "") -> Path:
     return folder
 
 
-def _sunset(*argv: str) -> subprocess.CompletedProcess[str]:
-    """In a subprocess with a deadline, so that a pattern that backtracks fails the test, not the run."""
-    return subprocess.run([sys.executable, "-m", "scanner.cli", *argv], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
 REFUSED = "is not RE2 syntax ({why}); sunset runs policy patterns with RE2, whose syntax guarantees matching in " \
           "time linear in the text: no lookahead or lookbehind, no backreferences\n"
 
@@ -236,8 +229,9 @@ def test_a_users_pattern_that_would_backtrack_runs_in_linear_time(tmp_path: Path
     scan of a 200 KB line of it ends well within the budget, and the pattern still finds its text."""
     mine = _policy_dir(tmp_path, '  kind: text\n  regex: "(x+x+)+y"')
     (tmp_path / "x.sh").write_text("echo " + "x" * 200_000 + "\necho xxy\n", encoding="utf-8")
-    done = _sunset("scan", str(tmp_path / "x.sh"), "--policies", str(mine), "--select", "my-policy",
-                   "--format", "concise")
+    # in a process with a deadline: a pattern that backtracks fails the test, not the run
+    done = sunset("scan", tmp_path / "x.sh", "--policies", mine, "--select", "my-policy", "--format", "concise",
+                  cwd=ROOT, process=True, timeout=60)
     assert (done.returncode, done.stderr) == (1, "")
     assert done.stdout.splitlines()[0] == "x.sh:2:6: warning[my-policy] found `xxy`"
 

@@ -24,6 +24,8 @@ from planted import ALNUM, Form, forms, made
 from scanner.cli import main
 from scanner.core.redact import MASK, redact, redact_error, redact_line
 
+from conftest import examples
+
 FORMS = forms()
 VALUES = {f.name: f.value for f in FORMS}
 FORMATS = ("text", "concise", "json", "sarif", "codequality", "markdown", "html")
@@ -274,7 +276,7 @@ FINDING_LINES = [
 ]
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
+@settings(max_examples=examples(400), deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**64 - 1), line=st.sampled_from(FINDING_LINES), where=st.floats(0, 1),
        length=st.integers(20, 64), alphabet=st.sampled_from([ALNUM, ALNUM + "_-", ALNUM + "+/", "0123456789abcdef"]))
 def test_random_tokens_never_survive(seed: int, line: str, where: float, length: int, alphabet: str) -> None:

@@ -17,7 +17,7 @@ from scanner.readers.api.model import RestCall
 from scanner.readers.api.python.extract import extract
 from scanner.rules.policy import Policy
 
-from conftest import run_scan, where
+from conftest import examples, run_scan, where
 
 Found = set[tuple[str, str, int, int]]
 INTEGRATIONS = "rest-deprecated-integrations"
@@ -237,7 +237,7 @@ def _inside(text: str, line: int, column: int) -> bool:
     return 1 <= line <= len(lines) and 1 <= column <= len(lines[line - 1]) + 1
 
 
-@settings(derandomize=True, deadline=None, max_examples=300,
+@settings(derandomize=True, deadline=None, max_examples=examples(300),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=TEXT)
 def test_any_text_gives_calls_inside_it_or_a_parse_error(text: str) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -132,9 +130,7 @@ def test_a_deep_stdin_filename_is_fine(repo: Path) -> None:
 
 def test_binary_standard_input_is_not_read_whole(repo: Path) -> None:
     with open("/dev/zero", "rb") as zero:
-        done = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", "-", "--max-file-size", "3000000000"],
-                              stdin=zero, capture_output=True, text=True, timeout=60, cwd=repo,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        done = sunset("scan", "-", "--max-file-size", "3000000000", stdin=zero, cwd=repo, **HANG_GUARD)
     assert done.returncode == 1
     assert "-: binary file (contains NUL bytes); not scanned" in done.stdout
 

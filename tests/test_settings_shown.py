@@ -16,6 +16,8 @@ from scanner.engine.discovery import has_tool_table, toml_key_lines
 from scanner.engine.select import choose
 from scanner.rules.policy import Policy
 
+from conftest import examples
+
 CI = "include:\n  - template: Terraform.gitlab-ci.yml\n"
 SCRIPT = '#!/bin/sh\ngitlab-runner register --url https://gitlab.example.com --registration-token "$TOKEN"\n'
 NOTES = ('import gitlab\n\ngl = gitlab.Gitlab("https://gitlab.example.com")\n'
@@ -263,7 +265,7 @@ KEY = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True)
 VALUE = st.one_of(st.integers(-5, 5), st.text(max_size=12), st.lists(st.text(max_size=5), max_size=3))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.dictionaries(KEY, st.one_of(VALUE, st.dictionaries(KEY, VALUE, min_size=1, max_size=3)), max_size=5),
        st.sampled_from(["tables", "dotted", "inline"]))
 def test_toml_positions_name_the_line_each_key_is_written_on(table: dict[str, object], style: str) -> None:

@@ -18,6 +18,8 @@ from scanner.readers.api.model import GraphqlText, RestCall
 from scanner.readers.api.shell.flow import job_uses
 from scanner.readers.shell import EXPANSION_FACTOR, Command, ScriptText, Token, map_lines, read, word_chars
 
+from conftest import examples
+
 
 def _script(text: str) -> ScriptText:
     return ScriptText(text, tuple((n, 1) for n in range(1, text.count("\n") + 2)))
@@ -192,7 +194,7 @@ _PIECES = ["curl ", "-X PUT ", "--data ", "a=1&b=2 ", '"', "'", "\\", "$(", ")",
            "eval ", "case x in ", "a) ", ";;", "esac", "if ", "then ", "fi", "jq .version ", "X=$(", "<<< ",
            "${A:-", "${A%/}", "glab api ", "http PUT ", "wget ", '{"query": "{ runners { id } }"}', "\x00", "é"]
 TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=50).map("".join))
-FUZZ = settings(derandomize=True, deadline=None, max_examples=300,
+FUZZ = settings(derandomize=True, deadline=None, max_examples=examples(300),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

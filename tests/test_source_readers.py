@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from scanner.readers.api import javascript, ruby, terraform
 from scanner.readers.api.model import GraphqlText, RestCall
 
+from conftest import examples
+
 Extract = Callable[[str], Sequence[RestCall | GraphqlText]]
 READERS: dict[str, Extract] = {"javascript": javascript.extract, "ruby": ruby.extract,
                                "terraform": terraform.extract}
@@ -37,7 +39,7 @@ def _inside(text: str, line: int, column: int) -> bool:
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
-@settings(derandomize=True, deadline=None, max_examples=200,
+@settings(derandomize=True, deadline=None, max_examples=examples(200),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_any_text_gives_calls_inside_it(reader: str, data: st.DataObject) -> None:

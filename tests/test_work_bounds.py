@@ -20,6 +20,8 @@ import pytest
 
 from scanner.engine.findings import MAX_PER_FILE, MAX_PER_LINE
 
+from conftest import sunset
+
 ROOT = Path(__file__).resolve().parent.parent
 CPU_BUDGET_S = 5.0
 RSS_BUDGET_KB = 500 * 1024
@@ -121,9 +123,7 @@ def test_under_the_limits_nothing_is_left_out(tmp_path: Path) -> None:
 
 def test_the_text_report_shows_the_warning(tmp_path: Path) -> None:
     (tmp_path / "x.sh").write_text("curl " + JWKS * (MAX_PER_LINE + 3) + "\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "scanner.cli", "scan", "x.sh", "--color", "never"],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = sunset("scan", "x.sh", "--color", "never", cwd=tmp_path)
     assert done.returncode == 1
     assert (f"3 more findings in this file not reported: at most {MAX_PER_LINE} on one line and "
             f"{MAX_PER_FILE:,} in one file are (the first left out is on this line)") in done.stdout

@@ -30,6 +30,8 @@ from streams.dev import BrokerStartError, EmbeddedBroker, free_port
 from streams.kafka import message_key
 from streams.settings import DetectorSettings
 
+from conftest import sunset
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "audit-events" / "events.jsonl"
 SNAPSHOT = ROOT / "samples" / "audit-events" / "allowlists.json"
@@ -61,8 +63,7 @@ def limits(**overrides: Any) -> DetectorSettings:
 
 def stream_cli(*args: str, data: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`sunset stream ARGS` in a subprocess (exit codes, standard streams, pipes are what is tested)."""
-    return subprocess.run([sys.executable, "-m", "scanner.cli", "stream", *args], capture_output=True, cwd=ROOT,
-                          input=None if data is None else data.decode(), text=True, timeout=timeout, check=False)
+    return sunset("stream", *args, cwd=ROOT, stdin=data, process=True, timeout=timeout)
 
 
 @pytest.fixture(scope="session", name="broker")

@@ -31,10 +31,12 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
 from streams.dev import EmbeddedBroker, free_port
 from streams.replay import replay_file
 
+from conftest import sunset
+
 
 def test_stream_subcommands_are_registered() -> None:
-    out = subprocess.run([sys.executable, "-m", "scanner.cli", "stream", "--help"], capture_output=True, text=True,
-                         cwd=ROOT, check=True)
+    out = sunset("stream", "--help", cwd=ROOT)
+    assert out.returncode == 0
     assert "{replay,worker,receive,publish,findings,dev}" in out.stdout
 
 
@@ -47,9 +49,8 @@ def test_the_parser_module_imports_nothing_heavy() -> None:
 
 
 def test_receive_refuses_to_start_without_a_token() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "SUNSET_TOKEN"}
-    out = subprocess.run([sys.executable, "-m", "scanner.cli", "stream", "receive", "--port", str(free_port())],
-                         capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    out = sunset("stream", "receive", "--port", str(free_port()), cwd=ROOT, env={"SUNSET_TOKEN": None},
+                 process=True, timeout=60)  # a process: a receiver that starts anyway fails the test, not the run
     assert (out.returncode, out.stderr) == (
         2, "sunset stream receive: the receiver needs a verification token: --token-file FILE or $SUNSET_TOKEN\n")
 
@@ -59,9 +60,8 @@ def test_dev_refuses_a_port_another_process_holds() -> None:
         other.bind(("127.0.0.1", 0))
         other.listen()
         taken = other.getsockname()[1]
-        out = subprocess.run([sys.executable, "-m", "scanner.cli", "stream", "dev", "--port", str(free_port()),
-                              "--web-port", str(taken)], capture_output=True, text=True, cwd=ROOT, check=False,
-                             timeout=60)
+        out = sunset("stream", "dev", "--port", str(free_port()), "--web-port", str(taken), cwd=ROOT, process=True,
+                     timeout=60)
     assert (out.returncode, out.stderr) == (2, f"sunset stream dev: port {taken} on 127.0.0.1 is in use\n")
 
 

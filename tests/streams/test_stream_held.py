@@ -16,17 +16,20 @@ from streamkit import limits
 from streams.eventtime import FIRST, Holding
 from streams.replay import replay_lines
 
+from conftest import examples
+
 TIMES = st.one_of(
     st.just(FIRST),  # a snapshot record: before everything
     st.floats(min_value=-5.0, max_value=5.0, allow_nan=False),  # negative times truncate toward 0
     st.integers(min_value=-3, max_value=4).map(float),  # exactly on a bucket's edge
 )
+
 KINDS = st.sampled_from(["a", "b"])
 MARKS = st.one_of(st.floats(min_value=-6.0, max_value=6.0, allow_nan=False), st.just(float("inf")),
                   st.just(FIRST), st.integers(min_value=-3, max_value=4).map(float))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.tuples(st.lists(st.tuples(TIMES, KINDS, st.sampled_from(["", "1", "2"])), max_size=12),
                           MARKS), max_size=8))
 def test_buckets_release_what_a_heap_releases(rounds: list[tuple[list[tuple[float, str, str]], float]]) -> None:

@@ -30,6 +30,8 @@ from streams.receiver import TOKEN_HEADER, receiver_runner
 from streams.replay import Engine, replay_lines
 from streams.settings import DetectorSettings, StreamSettings, load_settings
 
+from conftest import examples
+
 LOGIN, DOWNLOAD = "user_authenticated_using_job_token", "repository_download_operation"
 TOKEN = "s3cret-token"
 ROUTED, DEAD = 'sunset_stream_events_total{stage="route"}', "sunset_stream_dead_letters_total"
@@ -128,7 +130,7 @@ _events = st.fixed_dictionaries({}, optional={
     **{name: _values for name in _fields[7:]}})
 
 
-@settings(max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_events | _values, max_size=8))
 def test_normalize_and_the_engine_take_any_json(raws: list[Any]) -> None:
     """Whatever the body, `normalize` gives an event or a reason, and the engine takes the events."""
