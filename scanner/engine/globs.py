@@ -93,17 +93,24 @@ def _ends(path: str, spans: list[tuple[int, int]], literal: str) -> bool:
     return path.endswith(literal) and any(lo <= start <= hi for lo, hi in spans)
 
 
-def yaml_files(repo: Path) -> list[Path | Skipped]:
-    """The YAML files of a repository (what cannot be read as `Skipped`), walked once."""
-    return [p for p in walk(repo, lambda _, name: name == ".git")
-            if (p.path if isinstance(p, Skipped) else p).name.endswith((".yml", ".yaml"))]
+Named = tuple[str, "Path | Skipped"]  # a file and its path from the repository root, as a glob reads it
 
 
-def glob_files(repo: Path, pattern: str, files: list[Path | Skipped] | None = None) -> list[Path | Skipped]:
+def yaml_files(repo: Path) -> list[Named]:
+    """The YAML files of a repository (what cannot be read as `Skipped`), walked once, each with its
+    path from the repository root worked out once for every pattern tried on it."""
+    named = []
+    for p in walk(repo, lambda _, name: name == ".git"):
+        path = p.path if isinstance(p, Skipped) else p
+        if path.name.endswith((".yml", ".yaml")):
+            named.append((path.relative_to(repo).as_posix(), p))
+    return named
+
+
+def glob_files(repo: Path, pattern: str, files: list[Named] | None = None) -> list[Path | Skipped]:
     """The YAML files of a repository (`files`, walked by `yaml_files`) an `include:local` pattern names."""
     glob = Glob(pattern)
-    return [p for p in (yaml_files(repo) if files is None else files)
-            if glob.match((p.path if isinstance(p, Skipped) else p).relative_to(repo).as_posix())]
+    return [p for name, p in (yaml_files(repo) if files is None else files) if glob.match(name)]
 
 
 def gitignore(patterns: tuple[str, ...]) -> Any:

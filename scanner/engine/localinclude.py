@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner.core.files import MISSING, Skipped, path_problem, relative, shorten
-from scanner.engine.globs import glob_files, yaml_files
+from scanner.engine.globs import Named, glob_files, yaml_files
 
 MAX_INCLUDES = 150
 MAX_INCLUDE_DEPTH = 100
@@ -39,9 +39,9 @@ class Pipeline:
 class Wildcards:
     """Each repository's YAML files, walked once for all the wildcard includes of a scan."""
 
-    files: dict[Path, list[Path | Skipped]] = field(default_factory=dict)
+    files: dict[Path, list[Named]] = field(default_factory=dict)
 
-    def of(self, repo: Path) -> list[Path | Skipped]:
+    def of(self, repo: Path) -> list[Named]:
         if repo not in self.files:
             self.files[repo] = yaml_files(repo)
         return self.files[repo]

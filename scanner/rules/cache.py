@@ -60,17 +60,31 @@ def _modules(folder: Path) -> list[tuple[str, int, int]]:
     return sorted(found)
 
 
+# The catalog last read in this process, by the cache file it came from and that file's identity: a
+# process that scans many times (an instance worker, the tests) unpickles it once, and a cache file
+# replaced, truncated or removed since is read again, as a new process would.
+_LAST: dict[str, tuple[tuple[int, int, int], list[Policy]]] = {}
+
+
 def read(key: str) -> list[Policy] | None:
     folder = cache_dir()
     if folder is None:
         return None
+    path = folder / f"catalog-{key}.pickle"
     try:
-        with open(folder / f"catalog-{key}.pickle", "rb") as handle:
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            identity = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            last = _LAST.get(str(path))
+            if last is not None and last[0] == identity:
+                return list(last[1])
             found = pickle.load(handle)
     except Exception:  # noqa: BLE001 - any unreadable cache is a miss; the catalog is built again
         return None
     if isinstance(found, list) and all(isinstance(p, Policy) for p in found):
-        return found
+        _LAST.clear()
+        _LAST[str(path)] = (identity, found)
+        return list(found)
     return None
 
 
