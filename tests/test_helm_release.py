@@ -75,3 +75,54 @@ def test_any_text_gives_values_or_problems_with_positions_inside(text: str) -> N
         assert line is None or 1 <= line <= lines
     for tree in found:
         assert_positions_inside(tree, lines)
+
+
+def test_a_chart_named_by_a_local_value_of_the_file() -> None:
+    text = '''\
+locals {
+  chart_name = "gitlab-runner"
+  other      = "postgresql"
+  oci        = "oci://registry.example.com/charts/gitlab"
+}
+resource "helm_release" "a" {
+  chart = local.chart_name
+  set {
+    name  = "runnerRegistrationToken"
+    value = var.token
+  }
+}
+resource "helm_release" "b" {
+  chart = local.other
+  set {
+    name  = "image"
+    value = "x"
+  }
+}
+resource "helm_release" "c" {
+  chart = local.unknown
+  set {
+    name  = "image"
+    value = "y"
+  }
+}
+resource "helm_release" "d" {
+  chart = local.oci
+  set {
+    name  = "certmanager.install"
+    value = false
+  }
+}
+'''
+    found, problems = releases(text)
+    assert problems == []
+    assert [t.roots for t in found] == [[{"runnerRegistrationToken": "var.token"}],
+                                        [{"certmanager": {"install": False}}]]
+    assert found[0].table[id(found[0].roots[0])]["runnerRegistrationToken"] == ((9, 13, 9, 38), (10, 13, 10, 22))
+
+
+def test_a_locals_block_that_cannot_be_read_is_one_problem() -> None:
+    text = ('locals {\n  chart_name = "gitlab-runner"\n  broken = [\n}\n'
+            'resource "helm_release" "a" {\n  chart = local.chart_name\n}\n')
+    found, problems = releases(text)
+    assert found == []
+    assert problems == [(4, "locals not read: expected a value")]

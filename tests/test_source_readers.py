@@ -23,7 +23,10 @@ _PIECES = {
     "javascript": ["fetch(", "axios.get(", "axios.put(", "`${API}/api/v4/runners/${id}`", "'/api/v4/projects/1'",
                    "const API = ", "{method: 'PUT', body: JSON.stringify({active: false})}", "gql`", "query { a }",
                    "variables: {input: {x: 1}}", "query: ", "(", ")", "{", "}", "[", "]", ",", ":", "//", "/*", "*/",
-                   "/re[/]/g", "`", "'", '"', "\\", "${", "\n", " ", "+", "=", ";"],
+                   "/re[/]/g", "`", "'", '"', "\\", "${", "\n", " ", "+", "=", ";", "'PRIVATE-TOKEN'",
+                   "async request<T>(path: string): Promise<T> {", "fetch(`${this.base}${path}`)", "this.request(",
+                   "'/projects/1/merge_requests/2/changes'", "const gl = async (p) => {", "fetch(b + p)", "gl(",
+                   "<T>", ": Promise<{ a: string }[]>", "=>"],
     "ruby": ["HTTParty.put(", "Net::HTTP::Put.new(", '"#{ENV["CI_API_V4_URL"]}/runners/1"', "URI(", "uri = ",
              "body: {active: false}", "{\"active\" => false}", "Gitlab.update_runner(42, active: false)",
              "client = Gitlab.client()", "<<~GQL\n", "query { runner { id } }\n", "GQL\n", "=begin\n", "=end\n",
@@ -65,6 +68,11 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "js: template interpolations never closed": ("javascript", "`${'/api/v4'\n" * 20_000),
     "js: variables objects": ("javascript", "gql(x, {query: 'query { a }', variables: {" * 3_000),
     "js: consts on one line": ("javascript", "const A = '/api/v4'; " * 20_000),
+    "js: request helpers nested": ("javascript", "'PRIVATE-TOKEN'; " + "function f(p) { fetch(`${b}${p}`); g(p); "
+                                   * 5_000 + "}" * 5_000),
+    "js: request helper calls on one line": ("javascript", "'PRIVATE-TOKEN'; r(p) { fetch(b + p) } "
+                                             + "this.r<T>('/projects/1/merge_requests/2/changes'); " * 10_000),
+    "js: generics never closed": ("javascript", "'PRIVATE-TOKEN'; " + "f<a.b, c[] " * 20_000),
     "rb: a finding line repeated": (
         "ruby", 'HTTParty.put("#{ENV["CI_API_V4_URL"]}/runners/1", body: {active: false})\n' * 10_000),
     "rb: heredoc lines with open interpolations": ("ruby", "q = <<~GQL\n" + "  #{query /api/v4\n" * 20_000

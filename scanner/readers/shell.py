@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -1057,13 +1057,17 @@ def comment_start(line: str) -> int:
 _CONTAINER_RUNNERS = frozenset({"docker", "podman", "nerdctl"})
 
 
-def programs_run(words: list[Token]) -> dict[str, int]:
-    """Every program name a command may run, with the index of its word: the program, and for
+_PARAMETER = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+
+
+def programs_run(words: list[Token], variables: Mapping[str, str] | None = None) -> dict[str, int]:
+    """Every program name a command may run, with the index of its word: the program (a variable
+    holding its name, `$app` after `app=gitlab-runner`, read through `variables`), and for
     `docker run [options] …` each non-option word read as an image (last path segment, no tag)."""
     at = program_index(words)
     if at is None:
         return {}
-    name = program_name(words[at].text)
+    name = program_name(resolve_word(words[at].text, variables))
     found = {name: at}
     if name in _CONTAINER_RUNNERS and at + 1 < len(words) and words[at + 1].text == "run":
         for i in range(at + 2, len(words)):
@@ -1083,6 +1087,25 @@ _ARGUMENT_OPTIONS = {
 _DECLARES = frozenset({"export", "local", "readonly", "declare", "typeset"})
 
 
+def resolve_word(word: str, variables: Mapping[str, str] | None) -> str:
+    """A word that is only a variable (`$app`, `${app}`), as the value `variables` knows it holds."""
+    m = _PARAMETER.fullmatch(word) if variables and "$" in word else None
+    return variables.get(m.group(1) or m.group(2), word) if m and variables else word
+
+
+def _takes_argument(option: str, options: frozenset[str]) -> bool:
+    """Does a wrapper's option take the next word as its argument? `-u`, and a cluster of short
+    options whose last letter takes one (`sudo -HEu git`); `-ugit` holds its argument."""
+    if option in options:
+        return True
+    if option.startswith("--") or "=" in option:
+        return False
+    for k, letter in enumerate(option[1:], 1):
+        if "-" + letter in options:
+            return k == len(option) - 1
+    return False
+
+
 def program_index(words: list[Token]) -> int | None:
     """Index of the program word, after `VAR=value`, wrappers and their options (`sudo -u git -H bundle exec`)."""
     wrapper, skip = "", -1
@@ -1093,7 +1116,7 @@ def program_index(words: list[Token]) -> int | None:
         if wrapper in _DECLARES:
             return None  # `export A B`: names, not a program
         if wrapper in _ARGUMENT_OPTIONS and t.startswith("-"):
-            skip = i + 1 if t in _ARGUMENT_OPTIONS[wrapper] else skip
+            skip = i + 1 if _takes_argument(t, _ARGUMENT_OPTIONS[wrapper]) else skip
         elif wrapper == "timeout" and t[:1].isdigit():
             wrapper = "timeout-done"  # the duration
         elif t in _WRAPPERS or (t == "bundle" and i + 1 < len(words) and words[i + 1].text == "exec"):
@@ -1103,10 +1126,17 @@ def program_index(words: list[Token]) -> int | None:
     return None
 
 
+# Programs GitLab renamed: the old name runs the same commands (GitLab Runner was
+# `gitlab-ci-multi-runner` before 10.0).
+_RENAMED = {"gitlab-ci-multi-runner": "gitlab-runner"}
+
+
 def program_name(word: str) -> str:
-    """`/usr/bin/gitlab-runner.exe` → `gitlab-runner`; `.\\gitlab-runner.exe` too."""
+    """`/usr/bin/gitlab-runner.exe` → `gitlab-runner`; `.\\gitlab-runner.exe` and the pre-10.0 name
+    `gitlab-ci-multi-runner` too."""
     base = word.replace("\\", "/").rsplit("/", 1)[-1]
-    return base[:-4] if base.lower().endswith(".exe") else base
+    base = base[:-4] if base.lower().endswith(".exe") else base
+    return _RENAMED.get(base, base)
 
 
 def is_shell_script(path: Path) -> bool:

@@ -96,9 +96,11 @@ KINDS: dict[str, DocumentKind] = _kinds(
     DocumentKind("js-source", _TEXT, _SOURCE, api.is_js, calls=Lazy("scanner.readers.api.javascript:extract")),
     # Terraform resources stand for a few REST calls only (`gitlab_runner`, …): the policies on those
     # endpoints name it in `applies_to`.
-    # A `helm_release` of GitLab's charts carries its values as an embedded Helm values document.
-    DocumentKind("terraform", Lazy("scanner.readers.settings.parsers:parse_terraform"), ("text", "terraform-resources"),
-                 api.is_terraform,
+    # A `helm_release` of GitLab's charts carries its values as an embedded Helm values document; the
+    # scripts in its heredocs (start-up scripts, provisioners) are read as shell.
+    DocumentKind("terraform", Lazy("scanner.readers.settings.parsers:parse_terraform"),
+                 ("text", "terraform-resources", "scripts"), api.is_terraform,
+                 scripts=Lazy("scanner.readers.api.terraform:scripts"),
                  calls=Lazy("scanner.readers.api.terraform:extract")),
     # GitLab's own YAML files read by jsonpath policies that name them (a policy project's
     # `.gitlab/security-policies/*.yml`, an agent's `.gitlab/agents/<name>/config.yaml`).

@@ -5,7 +5,12 @@ A small lexer skips comments, reads string and template literals with the source
 character and skips regex literals. A call is
 `fetch(URL, {method, body: JSON.stringify({...})})` or `X.get|post|put|patch|delete(URL, body)`
 where URL is a literal, a template or a `+` concatenation that resolves to a REST v4 URL
-(`/api/v4`, `CI_API_V4_URL`, or a const set to one). Response reads are not followed in JS.
+(`/api/v4`, `CI_API_V4_URL`, or a const set to one). In a file that speaks GitLab's API (`/api/v4`,
+`CI_API_V4_URL`, a `PRIVATE-TOKEN` or `JOB-TOKEN` header), the file's own request helpers count too:
+a function or method whose body fetches a URL built with its first parameter (`${base}${path}`,
+`base + path`), or passes that parameter on to another such helper,
+makes each call with a path relative to the API (`this.request("/projects/1/merge_requests/2/changes")`,
+a template too) a call to that path. Response reads are not followed in JS.
 """
 
 from __future__ import annotations
@@ -82,7 +87,14 @@ def lex(text: str) -> list[Tok]:
 
 # the calls ------------------------------------------------------------------------------------
 
-PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql|/tags/reference/")
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql|/tags/reference/|PRIVATE-TOKEN|JOB-TOKEN")
+# A file whose own request helpers take paths relative to GitLab's API (`_Js._wrapped_calls`).
+_GITLAB = re.compile(r"/api/v4|CI_API_V4_URL|[\"'](?:PRIVATE|JOB)-TOKEN[\"']")
+_NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "function", "await", "typeof",
+                        "new", "super", "constructor"})
+_MAX_TYPE = 64  # tokens of a type annotation read, at most
+_API_BASE = "$CI_API_V4_URL"  # what a path relative to the API is read after
+_MAX_WRAPPING = 8  # helpers calling helpers, levels followed at most
 CAP = 256  # tokens of one argument read, at most: a URL or an options object is never longer
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"}
 
@@ -254,6 +266,136 @@ class _Js:
             elif len(args) > 1:
                 params = self._params(args[1]) if callee != "get" else self._body(args[1])[1]
             call = rest_call(method or _VERBS.get(callee, "GET"), url, offs, args[0][0].start, self.pos, params)
+            if call is not None:
+                out.append(call)
+        return out + self._wrapped_calls()
+
+    # the file's own request helpers ---------------------------------------------------------------
+
+    def _definitions(self) -> list[tuple[int, str, int]]:
+        """Functions and methods defined in the file: (index of the name, its first parameter, index
+        of the body's `{`) — `name(p, …) {`, `async name<T>(p: string): Promise<T> {`, `function
+        name(p) {`, `const name = async (p) => {`."""
+        t = self.toks
+        out: list[tuple[int, str, int]] = []
+        for k, tk in enumerate(t):
+            if tk.kind != "id" or tk.value in _NOT_NAMES or (k and t[k - 1].value == "."):
+                continue
+            j = k + 1
+            if j < len(t) and t[j].value == "=":  # `name = async (p) => {`
+                j += 2 if j + 1 < len(t) and t[j + 1].value == "async" else 1
+                arrow = True
+            else:
+                j = self._after_generics(j)
+                arrow = False
+            if j >= len(t) or t[j].value != "(" or t[j].kind != "p" or j + 1 >= len(t) or t[j + 1].kind != "id":
+                continue
+            body = self._body_start(self.close[j] + 1, arrow)
+            if body is not None:
+                out.append((k, t[j + 1].value, body))
+        return out
+
+    def _after_generics(self, j: int) -> int:
+        """The index after `<…>` at `j` (a type's parameters: names, `.`, `,`, `[]`, `{…}`, `|`), else `j`."""
+        t = self.toks
+        if j >= len(t) or t[j].value != "<":
+            return j
+        depth, k = 0, j
+        while k < len(t) and k - j < _MAX_TYPE:
+            v = t[k].value
+            if v == "<":
+                depth += 1
+            elif v == ">":
+                depth -= 1
+                if depth == 0:
+                    return k + 1
+            elif t[k].kind == "p" and v in "([{" and k in self.close:
+                k = self.close[k]
+            elif t[k].kind == "p" and v not in ".,|&:;?]})":
+                return j
+            k += 1
+        return j
+
+    def _body_start(self, k: int, arrow: bool) -> int | None:
+        """After a parameter list: the index of the body's `{` (past a return type and, for an arrow
+        function, its `=>`), or None when what follows is no body (a call)."""
+        t = self.toks
+        if k < len(t) and t[k].value == ":":  # a return type: up to the `{` or `=>` outside brackets
+            end = min(len(t), k + _MAX_TYPE)
+            k += 1
+            while k < end:
+                if t[k].value == "<" and (after := self._after_generics(k)) != k:
+                    k = after
+                    continue
+                if t[k].value == "{" or t[k].value == "=" and k + 1 < len(t) and t[k + 1].value == ">":
+                    break
+                k = self.close.get(k, k) + 1 if t[k].kind == "p" and t[k].value in "([" else k + 1
+        if arrow:
+            if not (k + 1 < len(t) and t[k].value == "=" and t[k + 1].value == ">"):
+                return None
+            k += 2
+        return k if k < len(t) and t[k].value == "{" and t[k].kind == "p" else None
+
+    def _wrappers(self, definitions: list[tuple[int, str, int]]) -> set[str]:
+        """The file's functions that send a request to a URL ending in their first parameter: their
+        body calls `fetch` and has the parameter in a template literal (`${this.base}${path}`) or after
+        a `+`, or passes the parameter on to another of them (`this.raw(path, init)`). The first `CAP`
+        tokens of a body are read."""
+        t = self.toks
+        sending: set[str] = set()
+        passing: dict[str, set[str]] = {}  # a function → those it passes its first parameter to
+        for name_at, param, body in definitions:
+            inner = t[body + 1 : min(self.close[body], body + 1 + CAP)]
+            requests = in_url = False
+            for k, tk in enumerate(inner):
+                if tk.kind == "id" and k + 1 < len(inner) and inner[k + 1].value == "(":
+                    if tk.value == "fetch" and not (k and inner[k - 1].value == "."):
+                        requests = True
+                    elif k + 3 < len(inner) and inner[k + 2].value == param and inner[k + 3].value in (",", ")"):
+                        passing.setdefault(t[name_at].value, set()).add(tk.value)
+                elif tk.kind == "str" and any(e.strip() == param for e in tk.exprs) or \
+                        tk.value == "+" and k + 1 < len(inner) and inner[k + 1].value == param:
+                    in_url = True
+            if requests and in_url:
+                sending.add(t[name_at].value)
+        for _ in range(_MAX_WRAPPING):
+            more = {name for name, callees in passing.items() if name not in sending and callees & sending}
+            if not more:
+                break
+            sending |= more
+        return sending
+
+    def _wrapped_calls(self) -> list[RestCall]:
+        """Calls of the file's own request helpers (`this.request("/projects/1/…")`) in a file
+        that speaks GitLab's API: a path relative to the API's base is a REST v4 path."""
+        if not _GITLAB.search(self.text):
+            return []
+        definitions = self._definitions()
+        wrappers = self._wrappers(definitions)
+        if not wrappers:
+            return []
+        named = {name_at for name_at, _, _ in definitions}
+        t = self.toks
+        out: list[RestCall] = []
+        for k, tk in enumerate(t):
+            if tk.kind != "id" or tk.value not in wrappers or k in named:
+                continue
+            if k and t[k - 1].value == "." and not (k > 1 and t[k - 2].value == "this"):
+                continue  # another object's method of the same name
+            j = self._after_generics(k + 1)
+            if j >= len(t) or t[j].value != "(" or t[j].kind != "p":
+                continue
+            args = self._args(j)
+            if not args:
+                continue
+            url, offs = self._piece(args[0])
+            if url.startswith("/") and not url.startswith("/api/v4"):
+                unwritten: list[int | None] = [None] * len(_API_BASE)
+                url, offs = _API_BASE + url, unwritten + offs
+            elif tk.value in _VERBS and k and t[k - 1].value == ".":
+                continue  # `this.get(URL)` with a whole URL: `calls` reads it as a client's method
+            method, params = self._body(args[1]) if len(args) > 1 else (None, [])
+            call = rest_call(method or "GET", url, offs, args[0][0].start, self.pos, params)
             if call is not None:
                 out.append(call)
         return out

@@ -2,6 +2,9 @@
 provider sends, read as a Helm values document with positions in the `.tf` file, so the Helm policies
 find `runnerRegistrationToken` set from Terraform as they find it in a `values.yaml`.
 
+The chart is its name written there or a local value of the file that holds it (`chart =
+local.chart_name` with `locals { chart_name = "gitlab-runner" }`).
+
 Values come from, in the provider's order (a later one wins): each item of `values = [...]` — a heredoc
 of YAML (`<<-EOT … EOT`; Terraform's `${…}` and `%{ if }` read as `untemplate` reads them) or
 `yamlencode({...})` of an HCL object — then each `set { name = "a.b" value = … }` block (also
@@ -13,6 +16,7 @@ calls are left alone (a values file in the tree is read as one). A value that is
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from scanner.core.tree import ParseError, Span, Tree
@@ -20,6 +24,8 @@ from scanner.readers.settings.hcl import Block, Call, HclError, Heredoc, Reader
 
 _RELEASE = re.compile(r'(?m)^[ \t]*resource[ \t]+"helm_release"[ \t]+"[^"\n]*"[ \t]*\{')
 _CHART = re.compile(r"(?:^|/)gitlab(?:-runner)?$")
+_LOCALS = re.compile(r"(?m)^[ \t]*locals[ \t]*\{")
+_LOCAL_REF = re.compile(r"local\.([A-Za-z_][\w-]*)")
 _SET_BLOCKS = ("set", "set_sensitive")
 
 
@@ -29,21 +35,42 @@ def releases(text: str) -> tuple[list[Tree], list[tuple[int | None, str]]]:
     found: list[Tree] = []
     problems: list[tuple[int | None, str]] = []
     reader = Reader(text)
-    for m in _RELEASE.finditer(text):
-        if m.start() < reader.i:
-            continue  # inside the release read before
-        reader.i = m.end()
-        try:
-            block = reader.body(m.end() - 1)
-        except HclError as exc:
-            problems.append((reader.pos(exc.at)[0], f"helm_release not read: {exc}"))
-            continue
+    names: dict[str, Any] | None = None  # the file's `locals`, read when a chart names one
+    for block in _blocks(reader, _RELEASE, "helm_release", problems):
         chart = block.attrs.get("chart", (None,))[0]
+        if isinstance(chart, str) and (ref := _LOCAL_REF.fullmatch(chart)):
+            if names is None:
+                names = _locals(text, problems)
+            chart = names.get(ref.group(1), chart)
         if isinstance(chart, str) and _CHART.search(chart):
             tree = _values(reader, block, problems)
             if tree.roots[0]:
                 found.append(tree)
     return found, problems
+
+
+def _blocks(reader: Reader, start: re.Pattern[str], what: str,
+            problems: list[tuple[int | None, str]]) -> Iterator[Block]:
+    """Each block whose header `start` matches (up to its `{`), read with `reader`; one that cannot be
+    read is a problem on its line, and the next is read."""
+    for m in start.finditer(reader.text):
+        if m.start() < reader.i:
+            continue  # inside the block read before
+        reader.i = m.end()
+        try:
+            block = reader.body(m.end() - 1)
+        except HclError as exc:
+            problems.append((reader.pos(exc.at)[0], f"{what} not read: {exc}"))
+            continue
+        yield block
+
+
+def _locals(text: str, problems: list[tuple[int | None, str]]) -> dict[str, Any]:
+    """The values of the file's `locals { … }` blocks (`chart = local.chart_name`)."""
+    found: dict[str, Any] = {}
+    for block in _blocks(Reader(text), _LOCALS, "locals", problems):
+        found.update((name, value) for name, (value, _, _) in block.attrs.items())
+    return found
 
 
 def _values(reader: Reader, block: Block, problems: list[tuple[int | None, str]]) -> Tree:
