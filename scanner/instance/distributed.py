@@ -140,7 +140,7 @@ def register(app: Any, worker: Worker, partitions: int | None = None) -> Any:
     stream's, from `streams.worker.app.create_app`, or any other); returns the agent. The scan runs in a thread
     (python-gitlab blocks); the row is written from the agent, in its event."""
     topic = app.topic(topic_name(app.conf.id), partitions=partitions, key_serializer="raw",
-                      value_serializer="raw")
+                      value_serializer="raw", internal=True)  # created with the table's partitions
     table = app.Table(TABLE, partitions=partitions)
 
     async def instance_scan(stream: Any) -> None:
