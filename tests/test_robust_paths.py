@@ -167,6 +167,32 @@ def test_configuration_baseline_outside_the_repository(repo: Path, capsys: pytes
     assert _one_line(capsys) == f"sunset: /dev/zero: the baseline named by the configuration is outside the repository ({repo})\n"
 
 
+@pytest.mark.parametrize("name", [".sunset.yml", "pyproject.toml"])
+def test_a_configuration_file_linked_to_outside_the_repository_is_not_read(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A tree's own files cannot make sunset read (or apply) a file elsewhere: the link is refused
+    before its target is opened, here a target sunset would otherwise accept and apply."""
+    outside = tmp_path / "elsewhere" / name
+    outside.parent.mkdir()
+    outside.write_text("fail_on: never\n" if name == ".sunset.yml" else '[tool.sunset]\nfail_on = "never"\n',
+                       encoding="utf-8")
+    (repo / name).symlink_to(outside)
+    (repo / ".gitlab-ci.yml").write_text(JWT_JOB, encoding="utf-8")
+    assert main(["scan", "."]) == 2
+    assert _one_line(capsys) == (f"sunset: {repo}/{name}: a link to a file outside the repository ({outside}); "
+                                 "sunset reads no configuration from outside the tree it found it in (name a file "
+                                 "with --config to use one)\n")
+    assert main(["scan", ".", "--config", str(outside), "--format", "concise"]) == 0  # named: read and applied
+    capsys.readouterr()
+    inside = repo / "settings" / name
+    inside.parent.mkdir()
+    inside.write_text(outside.read_text(encoding="utf-8"), encoding="utf-8")
+    (repo / name).unlink()
+    (repo / name).symlink_to(inside)  # a link inside the repository is followed
+    assert main(["scan", "."]) == 0
+
+
 def test_ci_config_path_list_of_a_list(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo / ".sunset.yml").write_text("ci_config_path: [a.yml, [b]]\n", encoding="utf-8")
     assert main(["scan", "."]) == 2

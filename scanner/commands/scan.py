@@ -22,7 +22,7 @@ from scanner.core.files import MAX_FILE_BYTES, display_base, named_repo_root, sc
 from scanner.core.results import Report
 from scanner.core.versions import SEVERITY_RANK, Version
 from scanner.engine import select as selectors
-from scanner.engine.discovery import CONFIG_NAME, config_folders, find_config
+from scanner.engine.discovery import CONFIG_NAME, OutsideRepository, config_folders, find_config
 from scanner.engine.scan import CiConfig, Plan, ScanOptions, scan
 from scanner.report.formats import FORMATS
 from scanner.report.options import RenderOptions
@@ -123,7 +123,10 @@ def plan(args: argparse.Namespace, progress: object = None, sources: Sources | N
     policies = load(args.policies)
     src = Sources() if sources is None else sources
     loaded: LoadedConfig | None = None
-    config_path = find_config(args.config, scan_base(paths or [Path.cwd()]))
+    try:
+        config_path = find_config(args.config, scan_base(paths or [Path.cwd()]))
+    except OutsideRepository as exc:
+        raise UsageError(str(exc)) from None
     if config_path is not None:
         loaded = _read_config(config_path, policies)
     src.loaded = loaded

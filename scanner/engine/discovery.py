@@ -21,12 +21,31 @@ def find_config(explicit: str | None, base: Path) -> Path | None:
     if explicit:
         return Path(explicit)
     for start in (Path.cwd(), base):
-        for folder in config_folders(start):
+        folders = config_folders(start)
+        for folder in folders:
+            for name in (CONFIG_NAME, "pyproject.toml"):
+                _inside(folder / name, folders[-1])
             if (folder / CONFIG_NAME).is_file():
                 return folder / CONFIG_NAME
             if has_tool_table(folder / "pyproject.toml"):
                 return folder / "pyproject.toml"
     return None
+
+
+class OutsideRepository(Exception):
+    """A configuration file found in the tree that is a link to a file outside its repository."""
+
+
+def _inside(path: Path, root: Path) -> None:
+    """A configuration file found in a repository is read only from inside it: a tree's own files must
+    not make sunset read (or apply) a file elsewhere on the machine."""
+    if not path.is_symlink():
+        return
+    target = path.resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise OutsideRepository(f"{path}: a link to a file outside the repository ({target}); sunset reads no "
+                                "configuration from outside the tree it found it in (name a file with --config "
+                                "to use one)")
 
 
 def config_folders(start: Path) -> list[Path]:
