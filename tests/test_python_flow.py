@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scanner.core.tree import ParseError
-from scanner.readers.api.model import RestCall
+from scanner.readers.api.model import UNKNOWN, RestCall
 from scanner.readers.api.python.extract import extract
 from scanner.rules.policy import Policy
 
@@ -220,6 +220,108 @@ def test_a_name_only_says_python_gitlab_in_a_file_that_uses_it() -> None:
     text = "import gitlab\n\ndef register(gl, project):\n    gl.runners.create({'token': 'x'})\n"
     assert [(u.method, u.path) for u in extract(text) if isinstance(u, RestCall)] == [("POST", "/runners")]
     assert extract(text.replace("import gitlab", "import requests  # /api/v4")) == []
+
+
+PAYLOADS = '''import os
+
+import requests
+
+API = os.environ["GITLAB_API_URL"]
+H = {"PRIVATE-TOKEN": os.environ["ADMIN_TOKEN"]}
+defaults = {"skip_confirmation": True}
+
+
+def create(username):
+    payload = {"username": username, "email": f"{username}@example.com"}
+    payload["private_profile"] = None
+    return requests.post(f"{API}/users", headers=H, json=payload, timeout=30)
+
+
+def update(user_id):
+    body = dict(name="Bot", private_profile=None)
+    requests.put(f"{API}/users/{user_id}", headers=H, data=body)
+
+
+def export():
+    query = {"per_page": 100}
+    query["page"] = 1
+    while True:
+        users = requests.get(API + "/users", headers=H, params=query).json()
+        if not users:
+            break
+        query["page"] += 1
+
+
+defaults["private_profile"] = None
+requests.post(f"{os.environ['GITLAB_API']}/users", json=defaults)
+'''
+
+
+def test_a_dict_built_before_the_call_gives_its_fields(tmp_path: Path, policies: list[Policy]) -> None:
+    """A display bound to a name, keys set on it afterwards, `dict(k=v)`, in `json=`, `data=` and
+    `params=`, at function or module level; each field where its key is written."""
+    assert _scan(tmp_path, policies, {"users.py": PAYLOADS}) == {
+        ("rest-user-private-profile-null", "users.py", 12, 14),  # set after the display
+        ("rest-user-private-profile-null", "users.py", 17, 29),  # a `dict(…)` keyword
+        ("rest-users-offset-pagination", "users.py", 23, 12),  # `params=` bound to a name
+        ("rest-user-private-profile-null", "users.py", 31, 11),  # module level, sent under `GITLAB_API`
+    }
+
+
+NEAR_PAYLOADS = '''import os
+
+import requests
+
+API = os.environ["GITLAB_API_URL"]
+WEB = os.environ["GITLAB_URL"]
+payload = {"username": "bot"}
+requests.post(f"{API}/users", json=payload)
+payload["private_profile"] = None  # set after the request: not sent by it
+payload = {"username": "bot", "private_profile": False}
+requests.post(f"{API}/users", json=payload)
+other = {"private_profile": None}
+requests.post(f"{API}/users", json={"username": "bot"})
+requests.post(f"{WEB}/users", json=other)  # the web root, not the API
+requests.post(f"{os.environ['GITLAB_API_TOKEN']}/users", json=other)
+requests.post(f"{os.environ['GITHUB_API_URL']}/users", json=other)
+query = {"per_page": 100}
+requests.get(f"{API}/users", params=query)
+query["page"] = 2
+requests.get(f"{API}/projects", params=query)  # offset pages are deprecated on /users only
+requests.get(f"{API}/users", params={"pagination": "keyset", "per_page": 100})
+'''
+
+
+def test_near_misses_of_dicts_built_before_the_call(tmp_path: Path, policies: list[Policy]) -> None:
+    assert _scan(tmp_path, policies, {"near_users.py": NEAR_PAYLOADS}) == set()
+
+
+_KEYS = st.sampled_from(["username", "private_profile", "page", "per_page", "name", "a_b"])
+_VALUES = st.sampled_from(["None", "True", "1", "'x'", "name", "[]"])
+
+
+@settings(derandomize=True, deadline=None, max_examples=examples(200))
+@given(shown=st.lists(st.tuples(_KEYS, _VALUES), max_size=4), before=st.lists(st.tuples(_KEYS, _VALUES), max_size=5),
+       after=st.lists(st.tuples(_KEYS, _VALUES), max_size=3), indent=st.sampled_from(["", "    "]))
+def test_the_fields_sent_are_the_keys_set_before_the_call(shown: list[tuple[str, str]], before: list[tuple[str, str]],
+                                                          after: list[tuple[str, str]], indent: str) -> None:
+    """Whatever keys a dict is built with and given before and after the call, the call sends
+    exactly the ones written before it, in order, each at its key's first character with its value."""
+    display = ", ".join(f"'{k}': {v}" for k, v in shown)
+    lines = ["import requests", "def f(name):" if indent else "", f"{indent}d = {{{display}}}"]
+    lines += [f"{indent}d['{k}'] = {v}" for k, v in before]
+    lines.append(f"{indent}requests.post('https://gitlab.example.com/api/v4/users', json=d)")
+    lines += [f"{indent}d['{k}'] = {v}" for k, v in after]
+    text = "\n".join(lines) + "\n"
+    calls = [u for u in extract(text) if isinstance(u, RestCall)]
+    assert len(calls) == 1
+    written = {"None": None, "True": True, "1": 1, "'x'": "x"}
+    expected = [(k, written.get(v, UNKNOWN)) for k, v in [*shown, *before]]
+    assert [(p.name, p.value) for p in calls[0].params] == expected
+    source = text.split("\n")
+    for p in calls[0].params:
+        line, col, end_line, end = p.span
+        assert line == end_line and source[line - 1][col - 2 : end] == f"'{p.name}'"
 
 
 # The reader's properties.

@@ -11,7 +11,11 @@ Values are followed (`scanner.readers.api.python.values`) the way the code passe
   `INLINE_DEPTH` calls deep and within a budget of statements proportional to the file;
 * through classes: attributes set on the class or its instance (`self.base = f"{url}/api/v4"`,
   `self.gl = gitlab.Gitlab(…)`), methods called on `self`, and classes deriving from a session;
-* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`;
+* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`; a URL is GitLab's
+  REST API where it holds `/api/v4`, or starts with `CI_API_V4_URL` or an environment variable
+  named for the REST base (`GITLAB_API_URL`, `source.API_ENV`);
+* into the request fields of a dict built before the call: a display, `dict(k=v)`, and keys set on
+  it since (`payload["private_profile"] = None`), each reported where its key is written;
 * to python-gitlab objects that arrive as parameters, named `gl`, `project`, `group` in a file that
   imports python-gitlab (or annotated with its classes), and through their managers and methods
   (`scanner.readers.api.python.managers`).
@@ -34,26 +38,25 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from scanner.core.tree import Span
-from scanner.readers.api.model import GraphqlText, Param, Pos, Read, RestCall
+from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, Pos, Read, RestCall
 from scanner.readers.api.paths import api_url, query_pairs
 from scanner.readers.api.python import managers as pg
-from scanner.readers.api.python.source import MAX_DEPTH, PREFILTER, Source, parse_module
+from scanner.readers.api.python.source import API_ENV, MAX_DEPTH, PREFILTER, Source, parse_module
 from scanner.readers.api.python.values import (
+    DICT_KEYS,
     UNKNOWN_PART,
     Callable_,
     ClassInfo,
-    ClassV,
+    ClassRef,
     Client,
     Data,
     DictLit,
     Env,
     Func,
-    Instance,
     Many,
     Mgr,
     Module,
     Obj,
-    Objs,
     Part,
     ReadRef,
     Req,
@@ -172,10 +175,10 @@ class Extractor:
     def define_class(self, s: ast.ClassDef, scope: Scope) -> None:
         info = self.classes.get(id(s)) or ClassInfo(s)
         self.classes[id(s)] = info
-        scope[s.name] = ClassV(info)
+        scope[s.name] = ClassRef(info, instance=False)
         for base in s.bases:
             b = self.expr(base, scope)
-            if isinstance(b, Callable_) and b.name in _SESSIONS or isinstance(b, ClassV) and b.info.session:
+            if isinstance(b, Callable_) and b.name in _SESSIONS or isinstance(b, ClassRef) and b.info.session:
                 info.session = True
         inner: Scope = dict(scope)
         for stmt in s.body:
@@ -213,7 +216,7 @@ class Extractor:
         decorators = {ast.unparse(d) for d in getattr(fn, "decorator_list", [])}
         for k, a in enumerate(every):
             if k == 0 and owner is not None and "staticmethod" not in decorators:
-                out[a.arg] = ClassV(owner) if "classmethod" in decorators else Instance(owner)
+                out[a.arg] = ClassRef(owner, instance="classmethod" not in decorators)
                 continue
             ann = a.annotation
             name = ann.attr if isinstance(ann, ast.Attribute) else ann.id if isinstance(ann, ast.Name) else ""
@@ -222,12 +225,13 @@ class Extractor:
                 out[a.arg] = pg.named(kind)
         return out
 
-    def assign(self, target: ast.expr, v: Value, scope: Scope, value: object = None) -> None:
+    def assign(self, target: ast.expr, v: Value, scope: Scope, value: object = UNKNOWN) -> None:
+        """Bind `v` to the target; `value` is the Python value assigned where it is a literal."""
         if isinstance(target, ast.Name):
             scope[target.id] = v
         elif isinstance(target, ast.Attribute):
             owner = self.expr(target.value, scope)
-            if isinstance(owner, (Instance, ClassV)):
+            if isinstance(owner, ClassRef):
                 if v is not None or target.attr not in owner.info.attrs:
                     owner.info.attrs[target.attr] = v
             elif isinstance(owner, Obj) and owner.kind != "Gitlab" and owner.item:
@@ -238,17 +242,27 @@ class Extractor:
             if isinstance(target.value, ast.Name):
                 old = scope.get(target.value.id)
                 if old is None or isinstance(old, (Many, DictLit)):
-                    scope[target.value.id] = Many(v)
+                    scope[target.value.id] = self.stored(old, target.slice, v, value)
             elif isinstance(target.value, ast.Attribute):
                 owner = self.expr(target.value.value, scope)
-                if isinstance(owner, (Instance, ClassV)):
+                if isinstance(owner, ClassRef):
                     old = owner.info.attrs.get(target.value.attr)
                     if old is None or isinstance(old, (Many, DictLit)):
-                        owner.info.attrs[target.value.attr] = Many(v)
+                        owner.info.attrs[target.value.attr] = self.stored(old, target.slice, v, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = v.items if isinstance(v, Tup) and len(v.items) == len(target.elts) else (None,) * len(target.elts)
             for elt, item in zip(target.elts, items, strict=True):
                 self.assign(elt, item, scope)
+
+    def stored(self, old: Many | DictLit | None, key: ast.expr, v: Value, value: object) -> Many | DictLit:
+        """A container after `old[key] = v`: a dict built in the file keeps its keys and gains a
+        string key (a request field where the dict is sent); anything else holds `v`."""
+        if not isinstance(old, DictLit):
+            return Many(v)
+        added = old.added
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and len(added) < DICT_KEYS:
+            added = (*added, Param(key.value, self.string_span(key, key.value), value))
+        return DictLit(old.node, added, v if v is not None else old.item)
 
     # expressions ------------------------------------------------------------------------
     def expr(self, node: ast.expr | None, scope: Scope) -> Value:
@@ -336,7 +350,8 @@ class Extractor:
         query, variables = found.get("query"), found.get("variables")
         node_of = query.parts[0].node if isinstance(query, Url) and len(query.parts) == 1 else None
         at = self.documents.get(id(node_of)) if node_of is not None else None
-        if at is not None and isinstance(variables, DictLit) and isinstance(use := self.uses[at], GraphqlText):
+        if at is not None and isinstance(variables, DictLit) and variables.node is not None \
+                and isinstance(use := self.uses[at], GraphqlText):
             # `{"query": Q, "variables": {...}}`: the keys of the variables are arguments too (of every
             # request that sends this document)
             keys = dict.fromkeys((*use.variables, *_key_paths(variables.node)))
@@ -367,7 +382,7 @@ class Extractor:
             return Env(getter=True)
         if isinstance(recv, Callable_) and recv.module == "gitlab" and recv.name == "Gitlab":
             return recv  # `gitlab.Gitlab.from_config`
-        if isinstance(recv, (Instance, ClassV)):
+        if isinstance(recv, ClassRef):
             info = recv.info
             if name in info.attrs:
                 return info.attrs[name]
@@ -392,9 +407,9 @@ class Extractor:
             return url("$" + name)
         if isinstance(recv, Data):
             return self.read(recv.call, name, self.string_span(key, name)) if name else Data(recv.call)
-        if isinstance(recv, Objs) and name is None:
-            return Obj(recv.kind, recv.item, recv.call)
-        if isinstance(recv, Many):
+        if isinstance(recv, Many) and (name is None or not isinstance(recv.item, Obj)):
+            return recv.item
+        if isinstance(recv, DictLit):
             return recv.item
         if isinstance(recv, Tup) and isinstance(key, ast.Constant) and isinstance(key.value, int) \
                 and -len(recv.items) <= key.value < len(recv.items):
@@ -423,9 +438,9 @@ class Extractor:
             kwargs[kw.arg or ""] = self.expr(kw.value, scope)
             self.query_context = False
         name = f.attr if isinstance(f, ast.Attribute) else ""
-        if isinstance(f, ast.Name) or isinstance(recv, (Func, ClassV)) and not name:
+        if isinstance(f, ast.Name) or (isinstance(recv, Func) or _is_class(recv)) and not name:
             return self.function_call(recv, node, args, kwargs)
-        if isinstance(recv, (Instance, ClassV)):
+        if isinstance(recv, ClassRef):
             return self.method_call(recv, name, node, args, kwargs)
         if isinstance(recv, Callable_):
             return self.imported(Callable_(recv.module, f"{recv.name}.{name}" if name else recv.name), node, args,
@@ -449,33 +464,35 @@ class Extractor:
             return self.object_call(recv, name, node, args, kwargs)
         if isinstance(recv, Url):
             return _string_method(recv, name, args)
-        if isinstance(recv, Many) and name in ("items", "values", "keys"):
-            return Many(Tup((recv.key, recv.item))) if name == "items" else Many(recv.item if name == "values"
-                                                                                 else recv.key)
-        if isinstance(recv, Many) and name in ("get", "pop", "setdefault"):
+        if isinstance(recv, (Many, DictLit)) and name in ("items", "values", "keys"):
+            held: Value = recv.key if isinstance(recv, Many) else None
+            return Many(Tup((held, recv.item))) if name == "items" else Many(recv.item if name == "values" else held)
+        if isinstance(recv, (Many, DictLit)) and name in ("get", "pop", "setdefault"):
             return recv.item
         return None
 
     def function_call(self, fn: Value, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
         if isinstance(fn, Callable_):
             return self.imported(fn, node, args, kwargs)
-        if isinstance(fn, ClassV):
-            instance = Instance(fn.info)
+        if isinstance(fn, ClassRef) and not fn.instance:
+            instance = ClassRef(fn.info, instance=True)
             init = fn.info.methods.get("__init__")
             if init is not None:
                 self.inline(Func(init, instance), args, kwargs)
             return instance
         if isinstance(fn, Func):
             return self.inline(fn, args, kwargs)
+        if fn is None and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+            return DictLit(None, tuple(self.keyword_fields(node)))  # `dict(username=…, private_profile=None)`
         return None
 
-    def method_call(self, recv: Instance | ClassV, name: str, node: ast.Call, args: list[Value],
+    def method_call(self, recv: ClassRef, name: str, node: ast.Call, args: list[Value],
                     kwargs: dict[str, Value]) -> Value:
         method = recv.info.methods.get(name)
         if method is not None:
             return self.inline(Func(method, recv), args, kwargs)
         held = recv.info.attrs.get(name)
-        if isinstance(held, (Func, ClassV)):
+        if isinstance(held, Func) or _is_class(held):
             return self.function_call(held, node, args, kwargs)
         if recv.info.session and name in _VERBS:  # a class deriving from a session
             base = recv.info.attrs.get("base_url")
@@ -584,22 +601,25 @@ class Extractor:
         rest.params.extend(self.keyword_params(node))
         rest = self.emit(rest)
         if name in ("list", "all"):
-            return Objs(mgr.kind, pg.item_path(mgr, None), rest)
+            return Many(Obj(mgr.kind, pg.item_path(mgr, None), rest))
         return Obj(mgr.kind, item, rest) if name in ("get", "create") else Data(rest)
+
+    def keyword_fields(self, node: ast.Call) -> Iterator[Param]:
+        """Each keyword of a call (`**spread` aside) as a field at its name, with its literal value."""
+        for k in node.keywords:
+            if k.arg is not None:
+                line, col = self.src.start(k)
+                yield Param(k.arg, (line, col, line, col + len(k.arg)), literal(k.value))
 
     def keyword_params(self, node: ast.Call) -> list[Param]:
         """Query parameters given as keywords; `get_all=True` and friends page with offsets (`page`)."""
         out: list[Param] = []
         keyset = any(k.arg == "pagination" and literal(k.value) == "keyset" for k in node.keywords)
-        for k in node.keywords:
-            if k.arg is None:
-                continue
-            line, col = self.src.start(k)
-            where = (line, col, line, col + len(k.arg))
-            if k.arg not in pg.CLIENT_KWARGS:
-                out.append(Param(k.arg, where, literal(k.value)))
-            elif (k.arg == "page" or (k.arg in pg.OFFSET_PAGING and literal(k.value) is True)) and not keyset:
-                out.append(Param("page", where, literal(k.value)))
+        for field in self.keyword_fields(node):
+            if field.name not in pg.CLIENT_KWARGS:
+                out.append(field)
+            elif (field.name == "page" or (field.name in pg.OFFSET_PAGING and field.value is True)) and not keyset:
+                out.append(Param("page", field.span, field.value))
         return out
 
     def object_call(self, obj: Obj, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -652,7 +672,8 @@ class Extractor:
     def rest_call(self, method: str, target: Value, written: ast.AST, params: list[Param]) -> RestCall | None:
         if not isinstance(target, Url):
             return None
-        parts = api_url(target.template)
+        text = target.template
+        parts = api_url(text, () if "/api/v4" in text else API_ENV)
         if parts is None:
             return None
         call = RestCall(method, parts.path, self.place(target, written, parts.path_at, len(parts.path)), params)
@@ -720,12 +741,22 @@ class Extractor:
         return (line, col, line, col + 1)
 
     def dict_params(self, v: Value, node: ast.AST | None) -> list[Param]:
+        """The fields of a dict sent as a request's query, form or JSON: its literal string keys,
+        where the dict is written, then the keys set on it since."""
         d = v.node if isinstance(v, DictLit) else node if isinstance(node, ast.Dict) else None
-        if d is None:
-            return []
-        pairs = zip(d.keys, d.values, strict=True)
-        return [Param(k.value, self.string_span(k, k.value), literal(val)) for k, val in pairs
-                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        out: list[Param] = []
+        if d is not None:
+            out.extend(Param(k.value, self.string_span(k, k.value), literal(val))
+                       for k, val in zip(d.keys, d.values, strict=True)
+                       if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        if isinstance(v, DictLit):
+            out.extend(v.added)
+        return out
+
+
+def _is_class(v: Value) -> bool:
+    """`v` is a class of the file itself, not one of its instances."""
+    return isinstance(v, ClassRef) and not v.instance
 
 
 def _kw(node: ast.Call, name: str) -> ast.expr | None:
