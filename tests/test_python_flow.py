@@ -254,6 +254,14 @@ def export():
 
 defaults["private_profile"] = None
 requests.post(f"{os.environ['GITLAB_API']}/users", json=defaults)
+user = {**defaults, "username": "bot"}
+requests.post(f"{API}/users", json=user)
+extra = {"username": "bot"}
+extra.update({"private_profile": None})
+requests.post(f"{API}/users", json=extra)
+more = dict(username="bot")
+more.update(private_profile=None)
+requests.put(f"{os.environ['GITLAB_API_V4_URL']}/users/1", json=more)
 '''
 
 
@@ -265,7 +273,25 @@ def test_a_dict_built_before_the_call_gives_its_fields(tmp_path: Path, policies:
         ("rest-user-private-profile-null", "users.py", 17, 29),  # a `dict(…)` keyword
         ("rest-users-offset-pagination", "users.py", 23, 12),  # `params=` bound to a name
         ("rest-user-private-profile-null", "users.py", 31, 11),  # module level, sent under `GITLAB_API`
+        ("rest-user-private-profile-null", "users.py", 36, 16),  # `.update({...})`
+        ("rest-user-private-profile-null", "users.py", 39, 13),  # `.update(k=v)`
     }
+
+
+def test_a_dict_spread_into_another_sends_its_fields_where_they_are_written() -> None:
+    text = ("import requests\nbase = {'private_profile': None}\nbase['name'] = 'n'\n"
+            "requests.post('https://gitlab.example.com/api/v4/users', json={**base, 'username': 'bot'})\n")
+    [call] = [u for u in extract(text) if isinstance(u, RestCall)]
+    assert [(p.name, p.span[:2], p.value) for p in call.params] == [
+        ("username", (4, 73), "bot"), ("private_profile", (2, 10), None), ("name", (3, 7), "n")]
+
+
+def test_an_api_variable_holding_the_web_root_is_read_with_its_path() -> None:
+    """`GITLAB_API_URL` set to `https://gitlab.example.com` then `/api/v4/...` after it: the path starts after
+    `/api/v4`, not after the variable."""
+    text = "import os, requests\nrequests.get(f\"{os.environ['GITLAB_API_URL']}/api/v4/users?page=2\")\n"
+    [call] = [u for u in extract(text) if isinstance(u, RestCall)]
+    assert (call.method, call.path, [(p.name, p.value) for p in call.params]) == ("GET", "/users", [("page", "2")])
 
 
 NEAR_PAYLOADS = '''import os
@@ -298,30 +324,36 @@ def test_near_misses_of_dicts_built_before_the_call(tmp_path: Path, policies: li
 
 _KEYS = st.sampled_from(["username", "private_profile", "page", "per_page", "name", "a_b"])
 _VALUES = st.sampled_from(["None", "True", "1", "'x'", "name", "[]"])
+_SETS = {"item": "d['{k}'] = {v}", "update": "d.update({{'{k}': {v}}})", "keyword": "d.update({k}={v})"}
+_SET = st.tuples(st.sampled_from(sorted(_SETS)), _KEYS, _VALUES)
 
 
 @settings(derandomize=True, deadline=None, max_examples=examples(200))
-@given(shown=st.lists(st.tuples(_KEYS, _VALUES), max_size=4), before=st.lists(st.tuples(_KEYS, _VALUES), max_size=5),
-       after=st.lists(st.tuples(_KEYS, _VALUES), max_size=3), indent=st.sampled_from(["", "    "]))
-def test_the_fields_sent_are_the_keys_set_before_the_call(shown: list[tuple[str, str]], before: list[tuple[str, str]],
-                                                          after: list[tuple[str, str]], indent: str) -> None:
-    """Whatever keys a dict is built with and given before and after the call, the call sends
-    exactly the ones written before it, in order, each at its key's first character with its value."""
+@given(shown=st.lists(st.tuples(_KEYS, _VALUES), max_size=4), before=st.lists(_SET, max_size=5),
+       after=st.lists(_SET, max_size=3), indent=st.sampled_from(["", "    "]))
+def test_the_fields_sent_are_the_keys_set_before_the_call(shown: list[tuple[str, str]],
+                                                          before: list[tuple[str, str, str]],
+                                                          after: list[tuple[str, str, str]], indent: str) -> None:
+    """Whatever keys a dict is built with and given before and after the call (`d[k] = v`,
+    `d.update({k: v})`, `d.update(k=v)`), the call sends exactly the ones written before it, in order,
+    each at its key's first character with its value."""
     display = ", ".join(f"'{k}': {v}" for k, v in shown)
     lines = ["import requests", "def f(name):" if indent else "", f"{indent}d = {{{display}}}"]
-    lines += [f"{indent}d['{k}'] = {v}" for k, v in before]
+    lines += [indent + _SETS[form].format(k=k, v=v) for form, k, v in before]
     lines.append(f"{indent}requests.post('https://gitlab.example.com/api/v4/users', json=d)")
-    lines += [f"{indent}d['{k}'] = {v}" for k, v in after]
+    lines += [indent + _SETS[form].format(k=k, v=v) for form, k, v in after]
     text = "\n".join(lines) + "\n"
     calls = [u for u in extract(text) if isinstance(u, RestCall)]
     assert len(calls) == 1
     written = {"None": None, "True": True, "1": 1, "'x'": "x"}
-    expected = [(k, written.get(v, UNKNOWN)) for k, v in [*shown, *before]]
+    expected = [(k, written.get(v, UNKNOWN)) for k, v in [*shown, *((k, v) for _, k, v in before)]]
     assert [(p.name, p.value) for p in calls[0].params] == expected
     source = text.split("\n")
     for p in calls[0].params:
         line, col, end_line, end = p.span
-        assert line == end_line and source[line - 1][col - 2 : end] == f"'{p.name}'"
+        text_at = source[line - 1]
+        assert line == end_line and text_at[col - 1 : end - 1] == p.name
+        assert text_at[col - 2] == "'" or text_at[end - 1] == "="  # a quoted key, or a keyword
 
 
 # The reader's properties.
@@ -366,6 +398,8 @@ FAMILIES = {
     + "    return requests.get(B + p)\n" + "api('/runners')\n" * 3_000,
     "a long line": "import requests\nx = [" + "'/api/v4/runners', " * 30_000 + "]\n",
     "non-ASCII on a long line": "import requests\nx = '" + "é" * 100_000 + "' + requests.get('/api/v4/x')\n",
+    "a dict given many keys": "import requests\nd = {}\n" + "d['k'] = 1\nd.update(a=1, b={'c': 2})\n" * 10_000
+    + "requests.post('/api/v4/users', json={**d, **d})\n" * 100,
     "a string concatenated many times": "import requests\nu = '/api/v4'\n" + "u = u + '/a'\n" * 5_000
     + "requests.get(u)\n",
     "methods calling methods": "import requests\nclass C:\n" + "".join(

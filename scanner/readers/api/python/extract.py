@@ -14,8 +14,9 @@ Values are followed (`scanner.readers.api.python.values`) the way the code passe
 * through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`; a URL is GitLab's
   REST API where it holds `/api/v4`, or starts with `CI_API_V4_URL` or an environment variable
   named for the REST base (`GITLAB_API_URL`, `source.API_ENV`);
-* into the request fields of a dict built before the call: a display, `dict(k=v)`, and keys set on
-  it since (`payload["private_profile"] = None`), each reported where its key is written;
+* into the request fields of a dict built before the call: a display, `dict(k=v)`, another such
+  dict spread into it (`**d`), and keys set on it since (`payload["private_profile"] = None`,
+  `payload.update(…)`), each reported where its key is written;
 * to python-gitlab objects that arrive as parameters, named `gl`, `project`, `group` in a file that
   imports python-gitlab (or annotated with its classes), and through their managers and methods
   (`scanner.readers.api.python.managers`).
@@ -142,6 +143,9 @@ class Extractor:
                 scope[s.target.id] = join(old, v) if isinstance(old, Url) else None
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             return  # a docstring or a bare literal: documentation, not a call
+        elif isinstance(s, ast.Expr):
+            self.expr(s.value, scope)
+            self.dict_update(s.value, scope)
         elif isinstance(s, ast.Return):
             v = self.expr(s.value, scope) if s.value is not None else None
             if self.returns and v is not None:
@@ -339,12 +343,15 @@ class Extractor:
 
     def dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
         found: dict[str, Value] = {}
+        spread: list[Param] = []  # the fields of a dict built in the file spread into this one (`**d`)
         for k, v in zip(node.keys, node.values, strict=True):
             if k is not None:
                 self.expr(k, scope)
             self.query_context = isinstance(k, ast.Constant) and k.value == "query"
             value = self.expr(v, scope)
             self.query_context = False
+            if k is None and isinstance(value, DictLit):
+                spread.extend(self.dict_params(value, None))
             if isinstance(k, ast.Constant) and k.value in ("query", "variables"):
                 found[k.value] = value
         query, variables = found.get("query"), found.get("variables")
@@ -356,7 +363,20 @@ class Extractor:
             # request that sends this document)
             keys = dict.fromkeys((*use.variables, *_key_paths(variables.node)))
             self.uses[at] = replace(use, variables=tuple(keys))
-        return DictLit(node)
+        return DictLit(node, tuple(spread[:DICT_KEYS]))
+
+    def dict_update(self, node: ast.expr, scope: Scope) -> None:
+        """`d.update({"k": v})`, `d.update(k=v)` on a dict built in the file: it gains those fields."""
+        f = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and f.attr == "update"
+                and isinstance(f.value, ast.Name)):
+            return
+        old = scope.get(f.value.id)
+        if not isinstance(old, DictLit):
+            return
+        given = self.dict_params(None, node.args[0]) if len(node.args) == 1 else []
+        fields = (*old.added, *given, *self.keyword_fields(node))
+        scope[f.value.id] = DictLit(old.node, fields[:DICT_KEYS], old.item)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: Scope) -> Value:
         inner = dict(scope)
