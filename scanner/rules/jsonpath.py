@@ -11,7 +11,7 @@ what the file alone cannot show; such a finding says "If …" and is a warning.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -178,8 +178,10 @@ def _steps(node: JSONPath) -> Iterator[tuple[Any, ...]]:
     elif isinstance(node, Index):
         yield (_INDEX, tuple(node.indices))
     elif isinstance(node, Slice):
-        every = node.start is None and node.end is None and node.step is None
-        yield (_SLICE, node.start, node.end, node.step, every and node._deprecated_wildcard_use)
+        if node._deprecated_wildcard_use:  # only a hand-built `Slice()`: every member or item
+            yield (_WILD,)
+        else:
+            yield (_SLICE, node.start, node.end, node.step)
     else:
         raise ValueError(f"unsupported JSONPath construct {type(node).__name__}")
 
@@ -197,10 +199,7 @@ def _walk(plan: Plan, root: Any, frontier: list[tuple[Route, Any]]) -> list[tupl
                         if name in value:
                             add((route + (name,), value[name]))
                 elif hasattr(value, "get"):
-                    for name in step[1]:
-                        got = _get(value, name)
-                        if got is not _MISSING:
-                            add((route + (name,), got))
+                    found.extend(_looked_up(route, value, step[1]))
         elif op == _WILD:
             for route, value in frontier:
                 if isinstance(value, (list, tuple)):
@@ -208,21 +207,16 @@ def _walk(plan: Plan, root: Any, frontier: list[tuple[Route, Any]]) -> list[tupl
                 elif isinstance(value, dict):
                     found.extend((route + (k,), item) for k, item in value.items())
                 elif hasattr(value, "keys"):
-                    for k in tuple(value.keys()):
-                        got = _get(value, k)
-                        if got is not _MISSING:
-                            add((route + (k,), got))
+                    found.extend(_looked_up(route, value, tuple(value.keys())))
         elif op == _INDEX:
             for route, value in frontier:
                 if isinstance(value, (list, tuple)):
                     size = len(value)
                     found.extend((route + (i,), value[i]) for i in step[1] if size and -size <= i < size)
         elif op == _SLICE:
-            _, start, end, stride, wild = step
+            _, start, end, stride = step
             for route, value in frontier:
-                if wild and isinstance(value, dict):
-                    found.extend((route + (k,), item) for k, item in value.items())
-                elif isinstance(value, (list, tuple)) and stride != 0:
+                if isinstance(value, (list, tuple)) and stride != 0:
                     found.extend((route + (i,), value[i]) for i in range(len(value))[start:end:stride])
         elif op == _ROOT:
             found = [((route[0],) if route else (), root) for route, _ in frontier]
@@ -237,12 +231,15 @@ def _walk(plan: Plan, root: Any, frontier: list[tuple[Route, Any]]) -> list[tupl
 _MISSING = object()
 
 
-def _get(value: Any, name: Any) -> Any:
+def _looked_up(route: Route, value: Any, names: Iterable[Any]) -> Iterator[tuple[Route, Any]]:
     """jsonpath-ng's field lookup on a mapping that is not a dict: `.get`, nothing on a type error."""
-    try:
-        return value.get(name, _MISSING)
-    except (TypeError, AttributeError):
-        return _MISSING
+    for name in names:
+        try:
+            got = value.get(name, _MISSING)
+        except (TypeError, AttributeError):
+            continue
+        if got is not _MISSING:
+            yield route + (name,), got
 
 
 @dataclass(frozen=True, slots=True)
