@@ -278,6 +278,41 @@ def test_a_dict_built_before_the_call_gives_its_fields(tmp_path: Path, policies:
     }
 
 
+FORWARDED = '''import os
+
+import requests
+
+API = os.environ["GITLAB_API_URL"]
+
+
+def api(method, path, **kw):
+    return requests.request(method, f"{API}/{path}", timeout=30, **kw)
+
+
+def get(path, **options):
+    return api("GET", path, **options)
+
+
+def quiet(path, **kw):
+    print(kw)
+    return requests.get(f"{API}/{path}", timeout=30)
+
+
+get("users", params={"per_page": 100, "page": 2})
+api("POST", "users", json={"username": "bot", "private_profile": None})
+quiet("users", params={"page": 2})  # the keywords stop in the helper: not sent
+'''
+
+
+def test_keywords_a_helper_passes_on_reach_the_request(tmp_path: Path, policies: list[Policy]) -> None:
+    """`**kw` given to a helper and passed on to requests, through helpers of helpers; a helper that
+    keeps them sends nothing of them."""
+    assert _scan(tmp_path, policies, {"helpers.py": FORWARDED}) == {
+        ("rest-users-offset-pagination", "helpers.py", 21, 40),
+        ("rest-user-private-profile-null", "helpers.py", 22, 48),
+    }
+
+
 def test_a_dict_spread_into_another_sends_its_fields_where_they_are_written() -> None:
     text = ("import requests\nbase = {'private_profile': None}\nbase['name'] = 'n'\n"
             "requests.post('https://gitlab.example.com/api/v4/users', json={**base, 'username': 'bot'})\n")
@@ -361,7 +396,7 @@ def test_the_fields_sent_are_the_keys_set_before_the_call(shown: list[tuple[str,
 _PIECES = ["import requests\n", "import gitlab\n", "import os\n", "def f(a, b=1, *c, **d):\n", "    ", "return ",
            "class C(requests.Session):\n", "self.", "f(", ")", "(", "[", "]", "{", "}", ", ", ": ", "\n",
            '"/api/v4/projects/"', 'f"{BASE}/{p}"', "BASE = ", "BASE + ", "% (1, 2)", ".format(x)", "requests.put(",
-           "gl.runners.create(", "gl = gitlab.Gitlab()\n", "for x in y:\n", "x = ", "'slack'", ".get(", ".save()",
+           "gl.runners.create(", "gl = gitlab.Gitlab()\n", "for x in y:\n", "x = ", "'slack'", ".get(", ".save()", "**kw", "params=",
            "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t", "if x:\n", "else:\n"]
 TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
 

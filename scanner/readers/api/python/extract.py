@@ -7,8 +7,9 @@ Values are followed (`scanner.readers.api.python.values`) the way the code passe
   then `for url, gl in clients.items()`), in the order statements run;
 * into the file's own functions and methods: a call of a helper is its body read again with the
   caller's arguments (`def api(method, path): return requests.request(method, f"{BASE}/{path}")`
-  then `api("PUT", "projects/1/integrations/slack")`), helpers of helpers included, at most
-  `INLINE_DEPTH` calls deep and within a budget of statements proportional to the file;
+  then `api("PUT", "projects/1/integrations/slack")`; keywords it passes on with `**kw` included),
+  helpers of helpers included, at most `INLINE_DEPTH` calls deep and within a budget of statements
+  proportional to the file;
 * through classes: attributes set on the class or its instance (`self.base = f"{url}/api/v4"`,
   `self.gl = gitlab.Gitlab(…)`), methods called on `self`, and classes deriving from a session;
 * through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`; a URL is GitLab's
@@ -54,6 +55,7 @@ from scanner.readers.api.python.values import (
     DictLit,
     Env,
     Func,
+    Keywords,
     Many,
     Mgr,
     Module,
@@ -455,8 +457,12 @@ class Extractor:
         kwargs: dict[str, Value] = {}
         for kw in node.keywords:
             self.query_context = kw.arg == "query"
-            kwargs[kw.arg or ""] = self.expr(kw.value, scope)
+            value = self.expr(kw.value, scope)
             self.query_context = False
+            if kw.arg is None and isinstance(value, Keywords):
+                kwargs.update(value.given)  # `**kw` passed on: the keywords its caller gave
+            else:
+                kwargs[kw.arg or ""] = value
         name = f.attr if isinstance(f, ast.Attribute) else ""
         if isinstance(f, ast.Name) or (isinstance(recv, Func) or _is_class(recv)) and not name:
             return self.function_call(recv, node, args, kwargs)
@@ -533,9 +539,11 @@ class Extractor:
             params = params[1:]
         for p, v in zip(params, given, strict=False):
             scope[p.arg] = v
-        for p in [*params, *node.args.kwonlyargs]:
-            if p.arg in kwargs:
-                scope[p.arg] = kwargs[p.arg]
+        named = {p.arg for p in [*params, *node.args.kwonlyargs]}
+        for name in named & kwargs.keys():
+            scope[name] = kwargs[name]
+        if node.args.kwarg is not None:
+            scope[node.args.kwarg.arg] = Keywords(tuple((k, v) for k, v in kwargs.items() if k and k not in named))
         self.inlining.append(node)
         self.returns.append([])
         try:
