@@ -396,8 +396,9 @@ def test_the_fields_sent_are_the_keys_set_before_the_call(shown: list[tuple[str,
 _PIECES = ["import requests\n", "import gitlab\n", "import os\n", "def f(a, b=1, *c, **d):\n", "    ", "return ",
            "class C(requests.Session):\n", "self.", "f(", ")", "(", "[", "]", "{", "}", ", ", ": ", "\n",
            '"/api/v4/projects/"', 'f"{BASE}/{p}"', "BASE = ", "BASE + ", "% (1, 2)", ".format(x)", "requests.put(",
-           "gl.runners.create(", "gl = gitlab.Gitlab()\n", "for x in y:\n", "x = ", "'slack'", ".get(", ".save()", "**kw", "params=",
-           "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t", "if x:\n", "else:\n"]
+           "gl.runners.create(", "gl = gitlab.Gitlab()\n", "for x in y:\n", "x = ", "'slack'", ".get(", ".save()",
+           "**kw", "params=", "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t",
+           "if x:\n", "else:\n"]
 TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
 
 
