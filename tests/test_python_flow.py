@@ -278,6 +278,26 @@ def test_a_dict_built_before_the_call_gives_its_fields(tmp_path: Path, policies:
     }
 
 
+ENCODED = '''import json
+import os
+import urllib.request
+from urllib.parse import urlencode
+
+API = os.environ["CI_API_V4_URL"]
+query = urlencode({"per_page": 100, "page": 2})
+users = json.load(urllib.request.urlopen(f"{API}/users?{query}"))
+urllib.request.urlopen(API + "/users?" + urlencode({"pagination": "keyset", "per_page": 100}))
+urllib.request.urlopen(API + "/projects?" + urlencode({"page": 2}))
+urllib.request.urlopen("https://example.com/users?" + urlencode({"page": 2}))
+'''
+
+
+def test_a_query_built_with_urlencode_is_read(tmp_path: Path, policies: list[Policy]) -> None:
+    """`urlencode({...})` in the URL: each field at its key; keyset pages, other endpoints and other
+    hosts are not offset pages of GitLab's `/users`."""
+    assert _scan(tmp_path, policies, {"users.py": ENCODED}) == {("rest-users-offset-pagination", "users.py", 7, 38)}
+
+
 FORWARDED = '''import os
 
 import requests
@@ -398,7 +418,7 @@ _PIECES = ["import requests\n", "import gitlab\n", "import os\n", "def f(a, b=1,
            '"/api/v4/projects/"', 'f"{BASE}/{p}"', "BASE = ", "BASE + ", "% (1, 2)", ".format(x)", "requests.put(",
            "gl.runners.create(", "gl = gitlab.Gitlab()\n", "for x in y:\n", "x = ", "'slack'", ".get(", ".save()",
            "**kw", "params=", "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t",
-           "if x:\n", "else:\n"]
+           "if x:\n", "else:\n", "from urllib.parse import urlencode\n", "urlencode(", "d.update(", "**d"]
 TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
 
 

@@ -12,7 +12,8 @@ Values are followed (`scanner.readers.api.python.values`) the way the code passe
   proportional to the file;
 * through classes: attributes set on the class or its instance (`self.base = f"{url}/api/v4"`,
   `self.gl = gitlab.Gitlab(…)`), methods called on `self`, and classes deriving from a session;
-* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`; a URL is GitLab's
+* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`, a query from
+  `urlencode({...})`; a URL is GitLab's
   REST API where it holds `/api/v4`, or starts with `CI_API_V4_URL` or an environment variable
   named for the REST base (`GITLAB_API_URL`, `source.API_ENV`);
 * into the request fields of a dict built before the call: a display, `dict(k=v)`, another such
@@ -567,6 +568,8 @@ class Extractor:
             return url("$" + str(first.value))
         if module in ("urllib.parse", "urllib") and name in ("urljoin", "parse.urljoin") and len(args) >= 2:
             return _urljoin(args[0], args[1])
+        if module in ("urllib.parse", "urllib") and name in ("urlencode", "parse.urlencode") and args:
+            return _urlencode(args[0])
         if module in ("os.path", "posixpath") or name in ("path.join", "join") and module in ("os", "posixpath"):
             return _slash_join(args)
         if module in ("urllib.request", "urllib") and name in ("Request", "request.Request") and args:
@@ -871,6 +874,22 @@ def _urljoin(base: Value, ref: Value) -> Value:
         return join(Url(base.slice(0, cut)), ref) if cut >= 0 else join(base, ref)
     cut = base.template.rfind("/")
     return join(Url(base.slice(0, cut + 1)), ref) if cut >= 0 else join(base, url("/"), ref)
+
+
+def _urlencode(v: Value) -> Url | None:
+    """`urlencode({...})` of a dict display: `k=v&…` with each key where it is written; a value that is
+    not a literal is unknown (`{}`)."""
+    if not isinstance(v, DictLit) or v.node is None:
+        return None
+    parts: list[Part] = []
+    for k, value in zip(v.node.keys, v.node.values, strict=True):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            continue
+        if parts:
+            parts.append(Part("&"))
+        given = literal(value)
+        parts.extend((Part(k.value, k), Part("="), Part(str(given)) if isinstance(given, (str, int)) else UNKNOWN_PART))
+    return Url(tuple(parts))
 
 
 def _slash_join(args: Sequence[Value]) -> Value:
