@@ -278,6 +278,61 @@ def test_a_dict_built_before_the_call_gives_its_fields(tmp_path: Path, policies:
     }
 
 
+ENCODED = '''import json
+import os
+import urllib.request
+from urllib.parse import urlencode
+
+API = os.environ["CI_API_V4_URL"]
+query = urlencode({"per_page": 100, "page": 2})
+users = json.load(urllib.request.urlopen(f"{API}/users?{query}"))
+urllib.request.urlopen(API + "/users?" + urlencode({"pagination": "keyset", "per_page": 100}))
+urllib.request.urlopen(API + "/projects?" + urlencode({"page": 2}))
+urllib.request.urlopen("https://example.com/users?" + urlencode({"page": 2}))
+'''
+
+
+def test_a_query_built_with_urlencode_is_read(tmp_path: Path, policies: list[Policy]) -> None:
+    """`urlencode({...})` in the URL: each field at its key; keyset pages, other endpoints and other
+    hosts are not offset pages of GitLab's `/users`."""
+    assert _scan(tmp_path, policies, {"users.py": ENCODED}) == {("rest-users-offset-pagination", "users.py", 7, 38)}
+
+
+FORWARDED = '''import os
+
+import requests
+
+API = os.environ["GITLAB_API_URL"]
+
+
+def api(method, path, **kw):
+    return requests.request(method, f"{API}/{path}", timeout=30, **kw)
+
+
+def get(path, **options):
+    return api("GET", path, **options)
+
+
+def quiet(path, **kw):
+    print(kw)
+    return requests.get(f"{API}/{path}", timeout=30)
+
+
+get("users", params={"per_page": 100, "page": 2})
+api("POST", "users", json={"username": "bot", "private_profile": None})
+quiet("users", params={"page": 2})  # the keywords stop in the helper: not sent
+'''
+
+
+def test_keywords_a_helper_passes_on_reach_the_request(tmp_path: Path, policies: list[Policy]) -> None:
+    """`**kw` given to a helper and passed on to requests, through helpers of helpers; a helper that
+    keeps them sends nothing of them."""
+    assert _scan(tmp_path, policies, {"helpers.py": FORWARDED}) == {
+        ("rest-users-offset-pagination", "helpers.py", 21, 40),
+        ("rest-user-private-profile-null", "helpers.py", 22, 48),
+    }
+
+
 def test_a_dict_spread_into_another_sends_its_fields_where_they_are_written() -> None:
     text = ("import requests\nbase = {'private_profile': None}\nbase['name'] = 'n'\n"
             "requests.post('https://gitlab.example.com/api/v4/users', json={**base, 'username': 'bot'})\n")
@@ -362,7 +417,8 @@ _PIECES = ["import requests\n", "import gitlab\n", "import os\n", "def f(a, b=1,
            "class C(requests.Session):\n", "self.", "f(", ")", "(", "[", "]", "{", "}", ", ", ": ", "\n",
            '"/api/v4/projects/"', 'f"{BASE}/{p}"', "BASE = ", "BASE + ", "% (1, 2)", ".format(x)", "requests.put(",
            "gl.runners.create(", "gl = gitlab.Gitlab()\n", "for x in y:\n", "x = ", "'slack'", ".get(", ".save()",
-           "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t", "if x:\n", "else:\n"]
+           "**kw", "params=", "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t",
+           "if x:\n", "else:\n", "from urllib.parse import urlencode\n", "urlencode(", "d.update(", "**d"]
 TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
 
 

@@ -7,11 +7,13 @@ Values are followed (`scanner.readers.api.python.values`) the way the code passe
   then `for url, gl in clients.items()`), in the order statements run;
 * into the file's own functions and methods: a call of a helper is its body read again with the
   caller's arguments (`def api(method, path): return requests.request(method, f"{BASE}/{path}")`
-  then `api("PUT", "projects/1/integrations/slack")`), helpers of helpers included, at most
-  `INLINE_DEPTH` calls deep and within a budget of statements proportional to the file;
+  then `api("PUT", "projects/1/integrations/slack")`; keywords it passes on with `**kw` included),
+  helpers of helpers included, at most `INLINE_DEPTH` calls deep and within a budget of statements
+  proportional to the file;
 * through classes: attributes set on the class or its instance (`self.base = f"{url}/api/v4"`,
   `self.gl = gitlab.Gitlab(…)`), methods called on `self`, and classes deriving from a session;
-* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`; a URL is GitLab's
+* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`, a query from
+  `urlencode({...})`; a URL is GitLab's
   REST API where it holds `/api/v4`, or starts with `CI_API_V4_URL` or an environment variable
   named for the REST base (`GITLAB_API_URL`, `source.API_ENV`);
 * into the request fields of a dict built before the call: a display, `dict(k=v)`, another such
@@ -54,6 +56,7 @@ from scanner.readers.api.python.values import (
     DictLit,
     Env,
     Func,
+    Keywords,
     Many,
     Mgr,
     Module,
@@ -455,8 +458,12 @@ class Extractor:
         kwargs: dict[str, Value] = {}
         for kw in node.keywords:
             self.query_context = kw.arg == "query"
-            kwargs[kw.arg or ""] = self.expr(kw.value, scope)
+            value = self.expr(kw.value, scope)
             self.query_context = False
+            if kw.arg is None and isinstance(value, Keywords):
+                kwargs.update(value.given)  # `**kw` passed on: the keywords its caller gave
+            else:
+                kwargs[kw.arg or ""] = value
         name = f.attr if isinstance(f, ast.Attribute) else ""
         if isinstance(f, ast.Name) or (isinstance(recv, Func) or _is_class(recv)) and not name:
             return self.function_call(recv, node, args, kwargs)
@@ -533,9 +540,11 @@ class Extractor:
             params = params[1:]
         for p, v in zip(params, given, strict=False):
             scope[p.arg] = v
-        for p in [*params, *node.args.kwonlyargs]:
-            if p.arg in kwargs:
-                scope[p.arg] = kwargs[p.arg]
+        named = {p.arg for p in [*params, *node.args.kwonlyargs]}
+        for name in named & kwargs.keys():
+            scope[name] = kwargs[name]
+        if node.args.kwarg is not None:
+            scope[node.args.kwarg.arg] = Keywords(tuple((k, v) for k, v in kwargs.items() if k and k not in named))
         self.inlining.append(node)
         self.returns.append([])
         try:
@@ -559,6 +568,8 @@ class Extractor:
             return url("$" + str(first.value))
         if module in ("urllib.parse", "urllib") and name in ("urljoin", "parse.urljoin") and len(args) >= 2:
             return _urljoin(args[0], args[1])
+        if module in ("urllib.parse", "urllib") and name in ("urlencode", "parse.urlencode") and args:
+            return _urlencode(args[0])
         if module in ("os.path", "posixpath") or name in ("path.join", "join") and module in ("os", "posixpath"):
             return _slash_join(args)
         if module in ("urllib.request", "urllib") and name in ("Request", "request.Request") and args:
@@ -863,6 +874,22 @@ def _urljoin(base: Value, ref: Value) -> Value:
         return join(Url(base.slice(0, cut)), ref) if cut >= 0 else join(base, ref)
     cut = base.template.rfind("/")
     return join(Url(base.slice(0, cut + 1)), ref) if cut >= 0 else join(base, url("/"), ref)
+
+
+def _urlencode(v: Value) -> Url | None:
+    """`urlencode({...})` of a dict display: `k=v&…` with each key where it is written; a value that is
+    not a literal is unknown (`{}`)."""
+    if not isinstance(v, DictLit) or v.node is None:
+        return None
+    parts: list[Part] = []
+    for k, value in zip(v.node.keys, v.node.values, strict=True):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            continue
+        if parts:
+            parts.append(Part("&"))
+        given = literal(value)
+        parts.extend((Part(k.value, k), Part("="), Part(str(given)) if isinstance(given, (str, int)) else UNKNOWN_PART))
+    return Url(tuple(parts))
 
 
 def _slash_join(args: Sequence[Value]) -> Value:

@@ -192,6 +192,13 @@ class Many:
 
 
 @dataclass(frozen=True, slots=True)
+class Keywords:
+    """A function's `**kwargs` as its caller filled it: what each keyword given holds."""
+
+    given: tuple[tuple[str, Value], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Tup:
     """A tuple, list or set display: what each of its items holds."""
 
@@ -199,7 +206,7 @@ class Tup:
 
 
 Value = (Url | Module | Env | Client | Resp | Data | Obj | Mgr | Callable_ | DictLit | ReadRef | Req | Func
-         | ClassRef | Many | Tup | None)
+         | ClassRef | Many | Keywords | Tup | None)
 
 
 def element(v: Value) -> Value:
