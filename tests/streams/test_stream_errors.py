@@ -46,7 +46,8 @@ def test_an_output_to_a_folder_named_with_a_token_is_said_masked_as_scan_says_it
     scan = sunset("scan", "ci.yml", "-o", f"x/{TOKEN}", cwd=tmp_path)
     replay = sunset("stream", "replay", SAMPLE, "-o", f"x/{TOKEN}", cwd=tmp_path)
     assert (scan.returncode, scan.stderr) == (2, "sunset: cannot write text report to ****: a folder\n")
-    assert (replay.returncode, replay.stderr) == (2, "sunset stream replay: cannot write text report to ****: a folder\n")
+    assert (replay.returncode, replay.stderr) == (
+        2, "sunset stream replay: cannot write text report to ****: a folder\n")
 
 
 def test_the_output_file_is_written_whole(tmp_path: Path) -> None:
