@@ -99,9 +99,14 @@ class Endpoint:
     pattern: re.Pattern[str]
 
     def matches(self, method: str, path: str) -> bool:
+        """Whether a call of `method` to `path` is this endpoint."""
+        return self.matches_normalised(method, normalise(path))
+
+    def matches_normalised(self, method: str, path: str) -> bool:
+        """`matches`, for a path `normalise` gave (a caller testing many endpoints normalises once)."""
         if self.methods is not None and method not in self.methods:
             return False
-        return self.pattern.fullmatch(normalise(path)) is not None
+        return self.pattern.fullmatch(path) is not None
 
 
 def normalise(path: str) -> str:
