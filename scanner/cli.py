@@ -19,12 +19,15 @@ from scanner.commands import fix as fix_command
 from scanner.commands.fix import CONFIG_HELP
 from scanner.core.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError, unforeseen_error, unforeseen_os_error
 from scanner.core.files import printable
+from scanner.core.redact import redact_error
 from scanner.core.results import GITLAB_ORIGINS
+from scanner.core.writing import write_file
 from scanner.report.formats import FORMATS
+from streams.cli import register as register_stream
+from streams.host import Host as StreamHost
 
 if TYPE_CHECKING:
     from scanner.rules.policy import Policy
-from streams.cli import register as register_stream
 
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -268,7 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     fix_command.configure(sub)  # argparse only; scanner.fix loads when `sunset fix` runs
     allowlist.configure(sub)  # argparse only; python-gitlab loads when `sunset allowlist` runs
     distribute.configure(sub)  # argparse only; Faust loads when `sunset instance worker|publish` runs
-    register_stream(sub)  # streams.cli imports only argparse; the commands import Faust when they run
+    # streams.cli imports only argparse; the commands import Faust when they run, and mask and write as scan does
+    register_stream(sub, StreamHost(redact=redact_error, write_file=write_file))
     return parser
 
 
@@ -291,8 +295,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _said(message: str) -> int:
-    from scanner.core.redact import redact_error  # a bad value quoted back may be a secret
-
     sys.stderr.write(f"sunset: {redact_error(message)}\n")
     return EXIT_USAGE
 

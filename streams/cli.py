@@ -2,13 +2,19 @@
 
 This module is imported by `sunset`'s parser on every run, so it imports nothing but argparse;
 Faust, aiokafka and aiohttp are imported by `streams.commands` when a stream command runs.
+
+The program that registers the commands (`scanner.cli`) lends them its redactor and file writer
+(`streams.host.Host`), so their errors are masked and their files written as `sunset scan`'s are.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Any
+
+from streams.host import Host
 
 PROFILES = ("production", "dev")
 
@@ -33,8 +39,8 @@ def _broker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partitions", type=int, help="partitions of the internal topics (default 8)")
 
 
-def register(sub: Any) -> None:
-    """Add `stream` and its subcommands to sunset's subparsers."""
+def register(sub: Any, host: Host) -> None:
+    """Add `stream` and its subcommands to sunset's subparsers; they run with `host`'s redactor and writer."""
     stream = sub.add_parser("stream", help="the GitLab audit-event stream processor (Faust on Kafka)")
     actions = stream.add_subparsers(dest="stream_command", required=True)
 
@@ -48,7 +54,7 @@ def register(sub: Any) -> None:
     _detector_options(replay)
 
     _kafka_commands(actions)
-    stream.set_defaults(func=_run)
+    stream.set_defaults(func=functools.partial(_run, host))
 
 
 def _kafka_commands(actions: Any) -> None:
@@ -83,11 +89,11 @@ def _kafka_commands(actions: Any) -> None:
     dev.add_argument("--load", metavar="FILE", help="publish this JSONL file, then start the worker")
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(host: Host, args: argparse.Namespace) -> int:
     try:
         from streams import commands
     except ModuleNotFoundError as exc:
         sys.stderr.write(f"sunset stream: {exc.name} is missing; install the extra: "
                          "pip install 'gitlab-sunset[stream]'\n")
         return 2
-    return commands.run(args)
+    return commands.run(args, host)

@@ -15,6 +15,11 @@ failed delivery, so an event is answered 2xx only once the broker has acknowledg
 
 A connection that has not sent a request's headers within `header_timeout` seconds is closed
 (aiohttp's keep-alive timer, which runs from the connection's start and while it is idle).
+
+A body on any other route (`/health`, `/metrics`, one that does not exist) is read and dropped
+before the route answers, within the same bounds: one that cannot be decoded as its
+`Content-Encoding` says is answered 400 there too. The receiver's log never holds a header value,
+and a body a client sent wrong is one line in it, never a traceback.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 from aiohttp.web_request import BaseRequest
 from aiohttp.web_response import StreamResponse
@@ -301,6 +307,16 @@ class Receiver:
         except BrokerUnavailable as exc:
             log.warning("could not record a bad request on the dead-letter topic: %s", exc)
 
+    @web.middleware
+    async def drop_other_bodies(self, request: web.Request, handler: Handler) -> StreamResponse:
+        """A body sent to a route that takes none, read and dropped first (bounded as the events' are):
+        the route answers only once it is read, and one that cannot be decoded is answered 400."""
+        if request.body_exists and handler not in (self.audit_events, self.system_hooks):
+            body = await self._body(request)
+            if isinstance(body, web.Response):
+                return body
+        return await handler(request)
+
     async def health(self, request: web.Request) -> web.Response:
         ready = self.publisher.ready
         return web.json_response({"status": "ok" if ready else "broker unavailable"}, status=200 if ready else 503)
@@ -313,7 +329,7 @@ def create_receiver(settings: StreamSettings, publisher: KafkaPublisher | None =
     """The aiohttp application; the publisher starts and stops with it."""
     publisher = publisher or KafkaPublisher(settings)
     receiver = Receiver(settings, publisher, Metrics())
-    app = web.Application(client_max_size=settings.max_body_bytes)
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[receiver.drop_other_bodies])
     app.router.add_post("/audit-events", receiver.audit_events)
     app.router.add_post("/system-hooks", receiver.system_hooks)
     app.router.add_get("/health", receiver.health)
@@ -331,7 +347,22 @@ def create_receiver(settings: StreamSettings, publisher: KafkaPublisher | None =
 class _QuietHandler(RequestHandler):
     """aiohttp's connection handler, but for a request it cannot parse (a malformed header line, a
     bad request line): aiohttp's own answer quotes the offending line — a token in it included —
-    and logs a traceback per request; this answers a fixed 400 and logs one line without the value."""
+    and logs a traceback per request; this answers a fixed 400 and logs one line without the value.
+    A body that fails to decode while aiohttp drains what a handler left unread, once the answer is
+    sent, is the client's error too: one line, the connection closed, no traceback."""
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        exc = kw.get("exc_info")
+        if isinstance(exc, (HttpProcessingError, RequestPayloadError)):
+            log.warning("a request body from %s could not be read (%s); connection closed",
+                        self.request_remote(), type(exc).__name__)
+            return
+        super().log_exception(*args, **kw)
+
+    def request_remote(self) -> str:
+        """The peer's address (the only part of a bad request the log shows)."""
+        peer = self.transport.get_extra_info("peername") if self.transport is not None else None
+        return str(peer[0]) if isinstance(peer, tuple) and peer else "a closed connection"
 
     def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> StreamResponse:

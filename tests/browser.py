@@ -1,8 +1,9 @@
 """Debian's `chromium`, headless, as the tests' real browser (installed by `.ci/setup`).
 
-`render(page, tmp)` opens a local HTML file twice in a fresh profile: once for the DOM as the browser
-built it (`--dump-dom`) with the console on stderr (`--enable-logging=stderr`: every console message,
-uncaught error and Content-Security-Policy violation is a `CONSOLE` line), once for a screenshot.
+`render(page, tmp)` opens a local HTML file once, in a fresh profile, with a 1280×2000 window: the DOM
+as the browser built it (`--dump-dom`), a screenshot of the same page load, and the console on stderr
+(`--enable-logging=stderr`: every console message, uncaught error and Content-Security-Policy
+violation is a `CONSOLE` line).
 Without chromium the test fails and says how to install it; it is never skipped.
 """
 
@@ -48,9 +49,8 @@ def _run(args: list[str], profile: Path) -> subprocess.CompletedProcess[bytes]:
 
 def render(page: Path, tmp: Path) -> Rendered:
     url = page.resolve().as_uri()
-    dumped = _run(["--dump-dom", url], tmp / "profile-dom")
     shot = tmp / "screenshot.png"
-    _run([f"--screenshot={shot}", "--window-size=1280,2000", url], tmp / "profile-shot")
+    dumped = _run(["--dump-dom", f"--screenshot={shot}", "--window-size=1280,2000", url], tmp / "profile")
     console = [m.group(1) for line in dumped.stderr.decode(errors="replace").splitlines()
                if (m := CONSOLE.search(line))]
     return Rendered(dumped.stdout.decode(), console, shot.read_bytes())

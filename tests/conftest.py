@@ -45,15 +45,20 @@ _DROPPED_ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLIC
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """A pinned environment, and the compiled-catalog cache of this run (and of the commands it starts)
-    in a folder of its own."""
+    """A pinned environment, and the compiled-catalog cache of this run (its workers and the commands
+    it starts) in a folder of its own."""
     # SUNSET_UPDATE_* and SUNSET_TEST_* are the tests' own switches (e.g. regenerating golden files).
     own = [n for n in os.environ
            if n.startswith(("CI_", "SUNSET_")) and not n.startswith(("SUNSET_UPDATE_", "SUNSET_TEST_"))]
     for name in [*_DROPPED_ENV, *own]:
         os.environ.pop(name, None)
     os.environ.update(_PINNED_ENV)
-    os.environ["SUNSET_CACHE_DIR"] = tempfile.mkdtemp(prefix="sunset-test-cache-")
+    # One cache for the run: xdist workers inherit the folder the controller made (SUNSET_TEST_ names
+    # are kept above), so the catalog is compiled once, not once per worker.
+    cache = os.environ.get("SUNSET_TEST_CACHE_DIR") if os.environ.get("PYTEST_XDIST_WORKER") else None
+    if not cache or not os.path.isdir(cache):
+        cache = os.environ["SUNSET_TEST_CACHE_DIR"] = tempfile.mkdtemp(prefix="sunset-test-cache-")
+    os.environ["SUNSET_CACHE_DIR"] = cache
     # Compiled modules are cached (Python's default) even where the environment turns that off: the
     # tests start Python many times (the commands they run, the imports they check), and each start
     # would compile the scanner again, as pytest would rewrite every test module on every run.

@@ -78,6 +78,7 @@ class FakeGitLab:
 
 class Handler(BaseHTTPRequestHandler):
     server: _Server
+    disable_nagle_algorithm = True  # headers and body are separate writes (tests/gitlab_standin.py)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — quiet; the test keeps its own log
         pass
@@ -457,6 +458,8 @@ def test_command_module_imports_no_http_client() -> None:
 class _Hop(BaseHTTPRequestHandler):
     """Answers `/old/...` with a 302 to `location` + the rest of the path; records the headers of
     every other request and answers 401, as GitLab does to a request without a token."""
+
+    disable_nagle_algorithm = True
 
     server: _HopServer
 

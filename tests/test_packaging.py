@@ -124,7 +124,7 @@ def _runner_checkout(into: Path) -> None:
 
     into.mkdir()
     git("init", "--quiet")
-    git("fetch", "--quiet", str(ROOT), "HEAD")
+    git("fetch", "--quiet", "--depth", "1", ROOT.as_uri(), "HEAD")  # the commit alone: a runner fetches shallow too
     git("checkout", "--quiet", "--force", "FETCH_HEAD")
 
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scanner.core.tree import ParseError
-from scanner.readers.api.model import RestCall
+from scanner.readers.api.model import UNKNOWN, RestCall
 from scanner.readers.api.python.extract import extract
 from scanner.rules.policy import Policy
 
@@ -222,13 +222,203 @@ def test_a_name_only_says_python_gitlab_in_a_file_that_uses_it() -> None:
     assert extract(text.replace("import gitlab", "import requests  # /api/v4")) == []
 
 
+PAYLOADS = '''import os
+
+import requests
+
+API = os.environ["GITLAB_API_URL"]
+H = {"PRIVATE-TOKEN": os.environ["ADMIN_TOKEN"]}
+defaults = {"skip_confirmation": True}
+
+
+def create(username):
+    payload = {"username": username, "email": f"{username}@example.com"}
+    payload["private_profile"] = None
+    return requests.post(f"{API}/users", headers=H, json=payload, timeout=30)
+
+
+def update(user_id):
+    body = dict(name="Bot", private_profile=None)
+    requests.put(f"{API}/users/{user_id}", headers=H, data=body)
+
+
+def export():
+    query = {"per_page": 100}
+    query["page"] = 1
+    while True:
+        users = requests.get(API + "/users", headers=H, params=query).json()
+        if not users:
+            break
+        query["page"] += 1
+
+
+defaults["private_profile"] = None
+requests.post(f"{os.environ['GITLAB_API']}/users", json=defaults)
+user = {**defaults, "username": "bot"}
+requests.post(f"{API}/users", json=user)
+extra = {"username": "bot"}
+extra.update({"private_profile": None})
+requests.post(f"{API}/users", json=extra)
+more = dict(username="bot")
+more.update(private_profile=None)
+requests.put(f"{os.environ['GITLAB_API_V4_URL']}/users/1", json=more)
+'''
+
+
+def test_a_dict_built_before_the_call_gives_its_fields(tmp_path: Path, policies: list[Policy]) -> None:
+    """A display bound to a name, keys set on it afterwards, `dict(k=v)`, in `json=`, `data=` and
+    `params=`, at function or module level; each field where its key is written."""
+    assert _scan(tmp_path, policies, {"users.py": PAYLOADS}) == {
+        ("rest-user-private-profile-null", "users.py", 12, 14),  # set after the display
+        ("rest-user-private-profile-null", "users.py", 17, 29),  # a `dict(…)` keyword
+        ("rest-users-offset-pagination", "users.py", 23, 12),  # `params=` bound to a name
+        ("rest-user-private-profile-null", "users.py", 31, 11),  # module level, sent under `GITLAB_API`
+        ("rest-user-private-profile-null", "users.py", 36, 16),  # `.update({...})`
+        ("rest-user-private-profile-null", "users.py", 39, 13),  # `.update(k=v)`
+    }
+
+
+ENCODED = '''import json
+import os
+import urllib.request
+from urllib.parse import urlencode
+
+API = os.environ["CI_API_V4_URL"]
+query = urlencode({"per_page": 100, "page": 2})
+users = json.load(urllib.request.urlopen(f"{API}/users?{query}"))
+urllib.request.urlopen(API + "/users?" + urlencode({"pagination": "keyset", "per_page": 100}))
+urllib.request.urlopen(API + "/projects?" + urlencode({"page": 2}))
+urllib.request.urlopen("https://example.com/users?" + urlencode({"page": 2}))
+'''
+
+
+def test_a_query_built_with_urlencode_is_read(tmp_path: Path, policies: list[Policy]) -> None:
+    """`urlencode({...})` in the URL: each field at its key; keyset pages, other endpoints and other
+    hosts are not offset pages of GitLab's `/users`."""
+    assert _scan(tmp_path, policies, {"users.py": ENCODED}) == {("rest-users-offset-pagination", "users.py", 7, 38)}
+
+
+FORWARDED = '''import os
+
+import requests
+
+API = os.environ["GITLAB_API_URL"]
+
+
+def api(method, path, **kw):
+    return requests.request(method, f"{API}/{path}", timeout=30, **kw)
+
+
+def get(path, **options):
+    return api("GET", path, **options)
+
+
+def quiet(path, **kw):
+    print(kw)
+    return requests.get(f"{API}/{path}", timeout=30)
+
+
+get("users", params={"per_page": 100, "page": 2})
+api("POST", "users", json={"username": "bot", "private_profile": None})
+quiet("users", params={"page": 2})  # the keywords stop in the helper: not sent
+'''
+
+
+def test_keywords_a_helper_passes_on_reach_the_request(tmp_path: Path, policies: list[Policy]) -> None:
+    """`**kw` given to a helper and passed on to requests, through helpers of helpers; a helper that
+    keeps them sends nothing of them."""
+    assert _scan(tmp_path, policies, {"helpers.py": FORWARDED}) == {
+        ("rest-users-offset-pagination", "helpers.py", 21, 40),
+        ("rest-user-private-profile-null", "helpers.py", 22, 48),
+    }
+
+
+def test_a_dict_spread_into_another_sends_its_fields_where_they_are_written() -> None:
+    text = ("import requests\nbase = {'private_profile': None}\nbase['name'] = 'n'\n"
+            "requests.post('https://gitlab.example.com/api/v4/users', json={**base, 'username': 'bot'})\n")
+    [call] = [u for u in extract(text) if isinstance(u, RestCall)]
+    assert [(p.name, p.span[:2], p.value) for p in call.params] == [
+        ("username", (4, 73), "bot"), ("private_profile", (2, 10), None), ("name", (3, 7), "n")]
+
+
+def test_an_api_variable_holding_the_web_root_is_read_with_its_path() -> None:
+    """`GITLAB_API_URL` set to `https://gitlab.example.com` then `/api/v4/...` after it: the path starts after
+    `/api/v4`, not after the variable."""
+    text = "import os, requests\nrequests.get(f\"{os.environ['GITLAB_API_URL']}/api/v4/users?page=2\")\n"
+    [call] = [u for u in extract(text) if isinstance(u, RestCall)]
+    assert (call.method, call.path, [(p.name, p.value) for p in call.params]) == ("GET", "/users", [("page", "2")])
+
+
+NEAR_PAYLOADS = '''import os
+
+import requests
+
+API = os.environ["GITLAB_API_URL"]
+WEB = os.environ["GITLAB_URL"]
+payload = {"username": "bot"}
+requests.post(f"{API}/users", json=payload)
+payload["private_profile"] = None  # set after the request: not sent by it
+payload = {"username": "bot", "private_profile": False}
+requests.post(f"{API}/users", json=payload)
+other = {"private_profile": None}
+requests.post(f"{API}/users", json={"username": "bot"})
+requests.post(f"{WEB}/users", json=other)  # the web root, not the API
+requests.post(f"{os.environ['GITLAB_API_TOKEN']}/users", json=other)
+requests.post(f"{os.environ['GITHUB_API_URL']}/users", json=other)
+query = {"per_page": 100}
+requests.get(f"{API}/users", params=query)
+query["page"] = 2
+requests.get(f"{API}/projects", params=query)  # offset pages are deprecated on /users only
+requests.get(f"{API}/users", params={"pagination": "keyset", "per_page": 100})
+'''
+
+
+def test_near_misses_of_dicts_built_before_the_call(tmp_path: Path, policies: list[Policy]) -> None:
+    assert _scan(tmp_path, policies, {"near_users.py": NEAR_PAYLOADS}) == set()
+
+
+_KEYS = st.sampled_from(["username", "private_profile", "page", "per_page", "name", "a_b"])
+_VALUES = st.sampled_from(["None", "True", "1", "'x'", "name", "[]"])
+_SETS = {"item": "d['{k}'] = {v}", "update": "d.update({{'{k}': {v}}})", "keyword": "d.update({k}={v})"}
+_SET = st.tuples(st.sampled_from(sorted(_SETS)), _KEYS, _VALUES)
+
+
+@settings(derandomize=True, deadline=None, max_examples=examples(200))
+@given(shown=st.lists(st.tuples(_KEYS, _VALUES), max_size=4), before=st.lists(_SET, max_size=5),
+       after=st.lists(_SET, max_size=3), indent=st.sampled_from(["", "    "]))
+def test_the_fields_sent_are_the_keys_set_before_the_call(shown: list[tuple[str, str]],
+                                                          before: list[tuple[str, str, str]],
+                                                          after: list[tuple[str, str, str]], indent: str) -> None:
+    """Whatever keys a dict is built with and given before and after the call (`d[k] = v`,
+    `d.update({k: v})`, `d.update(k=v)`), the call sends exactly the ones written before it, in order,
+    each at its key's first character with its value."""
+    display = ", ".join(f"'{k}': {v}" for k, v in shown)
+    lines = ["import requests", "def f(name):" if indent else "", f"{indent}d = {{{display}}}"]
+    lines += [indent + _SETS[form].format(k=k, v=v) for form, k, v in before]
+    lines.append(f"{indent}requests.post('https://gitlab.example.com/api/v4/users', json=d)")
+    lines += [indent + _SETS[form].format(k=k, v=v) for form, k, v in after]
+    text = "\n".join(lines) + "\n"
+    calls = [u for u in extract(text) if isinstance(u, RestCall)]
+    assert len(calls) == 1
+    written = {"None": None, "True": True, "1": 1, "'x'": "x"}
+    expected = [(k, written.get(v, UNKNOWN)) for k, v in [*shown, *((k, v) for _, k, v in before)]]
+    assert [(p.name, p.value) for p in calls[0].params] == expected
+    source = text.split("\n")
+    for p in calls[0].params:
+        line, col, end_line, end = p.span
+        text_at = source[line - 1]
+        assert line == end_line and text_at[col - 1 : end - 1] == p.name
+        assert text_at[col - 2] == "'" or text_at[end - 1] == "="  # a quoted key, or a keyword
+
+
 # The reader's properties.
 
 _PIECES = ["import requests\n", "import gitlab\n", "import os\n", "def f(a, b=1, *c, **d):\n", "    ", "return ",
            "class C(requests.Session):\n", "self.", "f(", ")", "(", "[", "]", "{", "}", ", ", ": ", "\n",
            '"/api/v4/projects/"', 'f"{BASE}/{p}"', "BASE = ", "BASE + ", "% (1, 2)", ".format(x)", "requests.put(",
            "gl.runners.create(", "gl = gitlab.Gitlab()\n", "for x in y:\n", "x = ", "'slack'", ".get(", ".save()",
-           "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t", "if x:\n", "else:\n"]
+           "**kw", "params=", "project.integrations", "lambda: ", "await ", "yield ", "\\", "#", "'", '"', "\t",
+           "if x:\n", "else:\n", "from urllib.parse import urlencode\n", "urlencode(", "d.update(", "**d"]
 TEXT = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
 
 
@@ -264,6 +454,8 @@ FAMILIES = {
     + "    return requests.get(B + p)\n" + "api('/runners')\n" * 3_000,
     "a long line": "import requests\nx = [" + "'/api/v4/runners', " * 30_000 + "]\n",
     "non-ASCII on a long line": "import requests\nx = '" + "é" * 100_000 + "' + requests.get('/api/v4/x')\n",
+    "a dict given many keys": "import requests\nd = {}\n" + "d['k'] = 1\nd.update(a=1, b={'c': 2})\n" * 10_000
+    + "requests.post('/api/v4/users', json={**d, **d})\n" * 100,
     "a string concatenated many times": "import requests\nu = '/api/v4'\n" + "u = u + '/a'\n" * 5_000
     + "requests.get(u)\n",
     "methods calling methods": "import requests\nclass C:\n" + "".join(

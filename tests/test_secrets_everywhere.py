@@ -293,11 +293,11 @@ _ADVERSARIAL = [
 ]
 
 
-def test_redaction_is_linear_on_200_kb_lines() -> None:
-    """Each adversarial 200 KB line is redacted in a subprocess that must finish within 60 s (a
+def test_redaction_is_linear_on_60_kb_lines() -> None:
+    """Each adversarial 60 KB line is redacted in a subprocess that must finish within 60 s (a
     quadratic redactor took minutes on 40 KB); this asserts completion, not a speed."""
     code = (
-        "from scanner.core.redact import redact_line, redact_error\nN = 200_000\n"
+        "from scanner.core.redact import redact_line, redact_error\nN = 60_000\n"
         + "".join(f"redact_line({expr}); redact_error({expr})\n" for expr in _ADVERSARIAL)
         + "print('done')\n"
     )

@@ -44,6 +44,8 @@ CASES = [
     ("policies/security-policies/extra.yaml", "scan_execution_policy:\n- name: x\n", "security-policy"),
     ("docs/security-policies/readme.yml", "title: notes about policies\n", None),
     (".gitlab/agents/prod-agent/config.yaml", "ci_access:\n  projects: []\n", "agent-config"),
+    (".gitlab/auto-deploy-values.yaml", "replicaCount: 2\n", "auto-deploy-values"),
+    ("deploy/auto-deploy-values.yaml", "replicaCount: 2\n", "helm-values"),
     ("deploy/agents/prod-agent/config.yaml", "ci_access:\n  projects: []\n", None),
     ("project/build.properties", "sbt.version=1.0.4\n", "java-properties"),
     ("src/build.properties", "version=1\n", None),

@@ -92,3 +92,20 @@ def test_crafted_source_is_read_in_bounded_work(family: str) -> None:
     start = time.process_time()
     READERS[reader](text)
     assert time.process_time() - start < BUDGET
+
+
+@settings(derandomize=True, deadline=None, max_examples=examples(200))
+@given(body=st.text(st.characters(blacklist_characters="'\"\\#\n", blacklist_categories=["Cs"]), max_size=200),
+       quote=st.sampled_from(["'", '"']))
+def test_a_ruby_literal_without_escapes_is_its_own_value_at_its_own_offsets(body: str, quote: str) -> None:
+    """The lexer takes a literal's plain characters a run at a time: each keeps its own offset."""
+    text = f"x = {quote}{body}{quote} + {quote}#{{y}}{body}\\n{quote}\n"
+    first, second = [t for t in ruby.lex(text) if t.kind == "str"]
+    assert (first.start, first.end, first.value, list(first.offsets)) == (
+        4, 6 + len(body), body, list(range(5, 5 + len(body))))
+    at = first.end + 4  # the second literal's first character
+    newline = "\n" if quote == '"' else "\\n"
+    interpolation = "\0\0\0\0" if quote == '"' else "#{y}"
+    assert (second.value, list(second.offsets)) == (
+        interpolation + body + newline,
+        list(range(at, at + 4 + len(body))) + [at + 4 + len(body)] * len(newline))

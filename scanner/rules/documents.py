@@ -106,6 +106,9 @@ KINDS: dict[str, DocumentKind] = _kinds(
     # `.gitlab/security-policies/*.yml`, an agent's `.gitlab/agents/<name>/config.yaml`).
     DocumentKind("security-policy", read_yaml, ("tree",), settings.is_security_policy),
     DocumentKind("agent-config", read_yaml, ("tree",), settings.is_agent_config),
+    # Auto DevOps's values for its Auto Deploy chart: Helm values, and what the record names in them.
+    DocumentKind("auto-deploy-values", Lazy("scanner.readers.settings.parsers:parse_helm_values"), _SETTINGS,
+                 settings.is_auto_deploy_values, policies_of=("helm-values",)),
     # Settings files (scanner.readers.settings; docs/settings.md).
     DocumentKind("omnibus-config", Lazy("scanner.readers.settings.parsers:parse_omnibus"), _SETTINGS,
                  settings.is_gitlab_rb),

@@ -11,7 +11,7 @@ what the file alone cannot show; such a finding says "If …" and is a warning.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -133,22 +133,113 @@ def required_keys(expr: JSONPath) -> frozenset[str]:
 
 
 def matches(doc: Document, expression: JSONPath, keys: frozenset[str]) -> Iterator[tuple[Route, Any]]:
-    """Each place the expression finds, as a route and the value there."""
+    """Each place the expression finds, as a route and the value there, in jsonpath-ng's order."""
     if not keys <= doc.data.keys:
         return
+    plan = _plan_of(expression)
     for n, root in enumerate(doc.data.roots):
-        for match in expression.find(root):
-            yield (n,) + route_of(match.full_path), match.value
+        yield from _walk(plan, root, [((n,), root)])
 
 
-def route_of(path: Any) -> tuple[Any, ...]:
-    if isinstance(path, Child):
-        return route_of(path.left) + route_of(path.right)
-    if isinstance(path, Fields):
-        return tuple(path.fields)
-    if isinstance(path, Index):
-        return tuple(path.indices[:1])
-    return ()
+# The steps of a plan: jsonpath-ng's nodes, flattened, each evaluated by `_walk` on plain data with
+# jsonpath-ng's semantics (tests/test_jsonpath_plan.py checks both agree on random documents and
+# paths). jsonpath-ng builds a context object per node visited; this is what a scan spends its time
+# on, so the parser's tree is only read once, here.
+_ROOT, _FIELDS, _WILD, _INDEX, _SLICE, _WHERE = range(6)
+Plan = tuple[tuple[Any, ...], ...]
+_PLANS: dict[int, tuple[JSONPath, Plan]] = {}  # by id of the expression, which is kept alive with it
+
+
+def _plan_of(expression: JSONPath) -> Plan:
+    known = _PLANS.get(id(expression))
+    if known is None or known[0] is not expression:
+        known = _PLANS[id(expression)] = (expression, tuple(_steps(expression)))
+    return known[1]
+
+
+def _steps(node: JSONPath) -> Iterator[tuple[Any, ...]]:
+    if isinstance(node, Child):
+        yield from _steps(node.left)
+        yield from _steps(node.right)
+    elif isinstance(node, Where):  # WhereNot too
+        yield from _steps(node.left)
+        yield (_WHERE, tuple(_steps(node.right)), isinstance(node, WhereNot))
+    elif isinstance(node, Root):
+        yield (_ROOT,)
+    elif isinstance(node, This):
+        return
+    elif isinstance(node, Fields):
+        if node._deprecated_wildcard_use:  # only a hand-built `Fields('*')`, never a parsed one
+            yield (_WILD,)
+        else:
+            yield (_FIELDS, tuple(node.fields))
+    elif isinstance(node, Wildcard):
+        yield (_WILD,)
+    elif isinstance(node, Index):
+        yield (_INDEX, tuple(node.indices))
+    elif isinstance(node, Slice):
+        if node._deprecated_wildcard_use:  # only a hand-built `Slice()`: every member or item
+            yield (_WILD,)
+        else:
+            yield (_SLICE, node.start, node.end, node.step)
+    else:
+        raise ValueError(f"unsupported JSONPath construct {type(node).__name__}")
+
+
+def _walk(plan: Plan, root: Any, frontier: list[tuple[Route, Any]]) -> list[tuple[Route, Any]]:
+    """What the plan finds from each (route, value) of `frontier`, in order; `root` is what `$` is."""
+    for step in plan:
+        op = step[0]
+        found: list[tuple[Route, Any]] = []
+        add = found.append
+        if op == _FIELDS:
+            for route, value in frontier:
+                if isinstance(value, dict):
+                    for name in step[1]:
+                        if name in value:
+                            add((route + (name,), value[name]))
+                elif hasattr(value, "get"):
+                    found.extend(_looked_up(route, value, step[1]))
+        elif op == _WILD:
+            for route, value in frontier:
+                if isinstance(value, (list, tuple)):
+                    found.extend((route + (i,), item) for i, item in enumerate(value))
+                elif isinstance(value, dict):
+                    found.extend((route + (k,), item) for k, item in value.items())
+                elif hasattr(value, "keys"):
+                    found.extend(_looked_up(route, value, tuple(value.keys())))
+        elif op == _INDEX:
+            for route, value in frontier:
+                if isinstance(value, (list, tuple)):
+                    size = len(value)
+                    found.extend((route + (i,), value[i]) for i in step[1] if size and -size <= i < size)
+        elif op == _SLICE:
+            _, start, end, stride = step
+            for route, value in frontier:
+                if isinstance(value, (list, tuple)) and stride != 0:
+                    found.extend((route + (i,), value[i]) for i in range(len(value))[start:end:stride])
+        elif op == _ROOT:
+            found = [((route[0],) if route else (), root) for route, _ in frontier]
+        else:  # _WHERE: the items for which the sub-plan finds something (or nothing, `wherenot`)
+            sub, negate = step[1], step[2]
+            found = [(route, value) for route, value in frontier
+                     if bool(_walk(sub, root, [(route, value)])) != negate]
+        frontier = found
+    return frontier
+
+
+_MISSING = object()
+
+
+def _looked_up(route: Route, value: Any, names: Iterable[Any]) -> Iterator[tuple[Route, Any]]:
+    """jsonpath-ng's field lookup on a mapping that is not a dict: `.get`, nothing on a type error."""
+    for name in names:
+        try:
+            got = value.get(name, _MISSING)
+        except (TypeError, AttributeError):
+            continue
+        if got is not _MISSING:
+            yield route + (name,), got
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 from scanner.core.results import Route
 from scanner.core.tree import Span
 from scanner.readers.api.model import UNKNOWN, RestCall
-from scanner.readers.api.paths import Endpoint, compile_endpoint
+from scanner.readers.api.paths import Endpoint, compile_endpoint, normalise
 from scanner.rules import spec
 from scanner.rules.hits import Hit
 from scanner.rules.kind import MatcherKind
@@ -79,8 +79,9 @@ Entries = list[tuple[Policy, RestApiMatcher]]
 def evaluate(entries: Entries, uses: Iterable[tuple[Route, Use]]) -> Iterator[Hit]:
     for route, use in uses:
         if isinstance(use, RestCall):
+            path = normalise(use.path)  # once per call, not once per endpoint of every policy
             for policy, m in entries:
-                for matched, span in hits(m, use):
+                for matched, span in hits(m, use, path):
                     yield Hit(policy, route, "value", matched, span)
 
 
@@ -92,8 +93,10 @@ def in_source(entries: Entries, facets: Facets) -> Iterator[Hit]:
     return evaluate(entries, facets.calls)
 
 
-def hits(m: RestApiMatcher, call: RestCall) -> Iterator[tuple[str, Span]]:
-    if not any(e.matches(call.method, call.path) for e in m.endpoints):
+def hits(m: RestApiMatcher, call: RestCall, path: str | None = None) -> Iterator[tuple[str, Span]]:
+    """What of `call` the matcher reports; `path`: the call's path normalised, when the caller has it."""
+    path = normalise(call.path) if path is None else path
+    if not any(e.matches_normalised(call.method, path) for e in m.endpoints):
         return
     if m.unless is not None and _sends(call, *m.unless):
         return

@@ -145,5 +145,4 @@ def test_a_broker_that_is_not_there_is_one_line_and_exit_2(command: list[str]) -
     done = stream_cli(*command, "--broker", f"kafka://127.0.0.1:{port}")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (f"sunset stream {command[0]}: cannot reach the broker at kafka://127.0.0.1:{port} "
-                           f"(KafkaConnectionError: Unable to bootstrap from [('127.0.0.1', {port}, "
-                           "<AddressFamily.AF_INET: 2>)])\n")
+                           "(KafkaConnectionError)\n")

@@ -41,6 +41,46 @@ def test_a_body_that_is_not_the_gzip_its_header_says_is_a_400() -> None:
     assert answer["error"].startswith("cannot decode the body (")
 
 
+@pytest.mark.parametrize(("method", "path"), [("GET", "/health"), ("POST", "/health"), ("POST", "/metrics"),
+                                            ("POST", "/nowhere"), ("GET", "/nowhere"), ("PUT", "/audit-events"),
+                                            ("POST", "/audit-events"), ("POST", "/system-hooks")])
+def test_gzip_that_is_not_gzip_on_any_route_is_a_400_and_one_quiet_log_line(
+        method: str, path: str, caplog: pytest.LogCaptureFixture) -> None:
+    """aiohttp decodes the body as it reads it, and drains what a handler left unread after the
+    answer: on a route that takes no body the answer used to be the route's own and the drain a
+    traceback. Every route answers 400, and the log has no traceback and no header value."""
+    body = json.dumps(event("repository_download_operation", 1, ident=1)).encode() * 50
+    head = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{TOKEN_HEADER}: {TOKEN}\r\n"
+            f"{HOOK_TOKEN_HEADER}: {TOKEN}\r\nContent-Encoding: gzip\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+
+    async def scenario(port: int) -> tuple[int, Any]:
+        return status_and_body(await raw_request(port, head, body))
+
+    with caplog.at_level(logging.DEBUG):
+        status, answer = serve_and(nowhere(), scenario, ready=False)
+    assert (status, answer) == (400, {"error": "cannot decode the body (RequestPayloadError); "
+                                               "Content-Encoding says what it is not"})
+    mine = [r for r in caplog.records if r.name.startswith(("aiohttp", "sunset.stream.receiver"))
+            and "broker unavailable" not in r.getMessage()]
+    assert [(r.name, r.getMessage()) for r in mine if r.name != "aiohttp.access"] == [
+        ("sunset.stream.receiver",
+         "a request body from 127.0.0.1 could not be read (RequestPayloadError); connection closed")]
+    assert [r for r in caplog.records if r.exc_info or r.exc_text] == []
+    assert not any(TOKEN in f"{r.getMessage()} {r.args!r}" for r in caplog.records)
+
+
+def test_a_body_a_route_does_not_take_is_read_and_the_route_answers() -> None:
+    body = b'{"not": "for this route"}'
+    head = (f"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+            "").encode()
+    missing = f"POST /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+
+    async def scenario(port: int) -> list[int]:
+        return [int((await raw_request(port, h, body)).split(b" ")[1]) for h in (head, missing.encode())]
+
+    assert serve_and(nowhere(), scenario, ready=False) == [503, 404]  # the broker is not there; no such route
+
+
 SECRET = b"tok-3f9a-SECRET-value"
 
 

@@ -32,6 +32,9 @@ from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, lin
 _IDENT = re.compile(r"[@$]{0,2}[A-Za-z_][\w]*[?!]?")
 _HEREDOC = re.compile(r"<<([~-]?)(['\"]?)([A-Za-z_]\w*)\2")
 _ESC = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "s": " "}
+_BLANKS = re.compile(r"[ \t\r\\]+")
+# A run of a literal's characters that are their own value, up to a backslash, `#`, a quote or a line end.
+_PLAIN = {"'": re.compile(r"[^'\\\n]+"), '"': re.compile(r"[^\"\\\n#]+")}
 
 
 def _single(esc: str) -> str:
@@ -51,6 +54,12 @@ class _Value:
         self.chars.append(value)
         self.offsets.extend([offset] * len(value))
 
+    def run(self, text: str, start: int, end: int) -> int:
+        """Characters `start` to `end` of `text`, each its own value; `end`."""
+        self.chars.append(text[start:end])
+        self.offsets.extend(range(start, end))
+        return end
+
     def interpolation(self, text: str, j: int, limit: int) -> int:
         """Read the `#{…}` at `j` (not past `limit`); the index after it."""
         k = interpolation_end(text, j, limit)
@@ -66,9 +75,11 @@ class _Value:
 def _string(text: str, i: int) -> Tok:
     """A quoted literal on one line (an unclosed one ends at the end of its line)."""
     quote, j = text[i], i + 1
-    value = _Value()
+    value, plain = _Value(), _PLAIN[quote]
     while j < len(text) and text[j] not in (quote, "\n"):
-        if text[j] == "\\" and j + 1 < len(text) and text[j + 1] != "\n":
+        if m := plain.match(text, j):
+            j = value.run(text, j, m.end())
+        elif text[j] == "\\" and j + 1 < len(text) and text[j + 1] != "\n":
             esc = text[j + 1]
             value.add(_single(esc) if quote == "'" else _ESC.get(esc, esc), j)
             j += 2
@@ -121,12 +132,12 @@ def lex(text: str) -> list[Tok]:
         if c == "\n":
             i = _heredoc_bodies(text, i + 1, pending)
             pending = []
-        elif c in " \t\r\\":
-            i += 1
+        elif c in " \t\r\\" and (m := _BLANKS.match(text, i)):
+            i = m.end()
         elif c == "#":
             end = text.find("\n", i)
             i = len(text) if end < 0 else end
-        elif text.startswith("=begin", i) and (i == 0 or text[i - 1] == "\n"):
+        elif c == "=" and text.startswith("=begin", i) and (i == 0 or text[i - 1] == "\n"):
             end = text.find("\n=end", i)
             i = len(text) if end < 0 else end + 5
         elif c in "'\"":

@@ -106,6 +106,11 @@ def is_agent_config(path: Path) -> bool:
         and path.parts[-4] == ".gitlab"
 
 
+def is_auto_deploy_values(path: Path) -> bool:
+    """`.gitlab/auto-deploy-values.yaml`, the values Auto DevOps passes to its Auto Deploy chart."""
+    return path.name == "auto-deploy-values.yaml" and path.parent.name == ".gitlab"
+
+
 def is_gitlab_rb(path: Path) -> bool:
     name = path.name
     if not (_RB_NAME.match(name) or (name.endswith(".rb") and "gitlab" in name.lower())):

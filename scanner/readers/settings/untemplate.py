@@ -24,7 +24,7 @@ line: template syntax is not the file's mistake (a broken line without a tag sta
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.core.tree import Tagged, Tree
@@ -141,32 +141,34 @@ def _tag_end(line: str, i: int, missing: set[str]) -> int:
 def restore(tree: Tree, text: str) -> None:
     """Each value and key read from neutralised text gets the source written at its span back."""
     lines = text.split("\n")
-    seen: set[int] = set()
-    stack: list[Any] = list(tree.roots)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen or not isinstance(node, dict | list):
-            continue
-        seen.add(id(node))
+    for node in _containers(tree):
         spans = tree.table.get(id(node))
         if spans is None:
             continue
         if isinstance(node, list):
             for i, value in enumerate(node):
                 node[i] = _restored(value, spans[i], lines)
-                stack.append(node[i])
             continue
         if any(FILL in key for key in node):
             _rekey(tree, node, spans, lines)
         for key, value in node.items():
             node[key] = _restored(value, spans[key][1], lines)
-            stack.append(node[key])
     for i, root in enumerate(tree.roots):
         tree.roots[i] = _restored(root, tree.root_spans[i], lines)
 
 
 def _unquote(tree: Tree) -> None:
     """Each string value wholly inside one more pair of double quotes loses them (`"\"x\""` reads `x`)."""
+    for node in _containers(tree):
+        for key in range(len(node)) if isinstance(node, list) else list(node):
+            value = node[key]
+            if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+                node[key] = value[1:-1]
+
+
+def _containers(tree: Tree) -> Iterator[dict[Any, Any] | list[Any]]:
+    """Each mapping and list of the tree once (an alias is one node), a parent before its children;
+    the children are taken after the caller has handled the parent, which may replace its scalars."""
     seen: set[int] = set()
     stack: list[Any] = list(tree.roots)
     while stack:
@@ -174,13 +176,8 @@ def _unquote(tree: Tree) -> None:
         if id(node) in seen or not isinstance(node, dict | list):
             continue
         seen.add(id(node))
-        keys = range(len(node)) if isinstance(node, list) else list(node)
-        for key in keys:
-            value = node[key]
-            if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
-                node[key] = value[1:-1]
-            else:
-                stack.append(value)
+        yield node
+        stack.extend(node if isinstance(node, list) else node.values())
 
 
 def _restored(value: Any, span: tuple[int, int, int, int], lines: list[str]) -> Any:

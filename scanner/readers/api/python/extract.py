@@ -7,11 +7,18 @@ Values are followed (`scanner.readers.api.python.values`) the way the code passe
   then `for url, gl in clients.items()`), in the order statements run;
 * into the file's own functions and methods: a call of a helper is its body read again with the
   caller's arguments (`def api(method, path): return requests.request(method, f"{BASE}/{path}")`
-  then `api("PUT", "projects/1/integrations/slack")`), helpers of helpers included, at most
-  `INLINE_DEPTH` calls deep and within a budget of statements proportional to the file;
+  then `api("PUT", "projects/1/integrations/slack")`; keywords it passes on with `**kw` included),
+  helpers of helpers included, at most `INLINE_DEPTH` calls deep and within a budget of statements
+  proportional to the file;
 * through classes: attributes set on the class or its instance (`self.base = f"{url}/api/v4"`,
   `self.gl = gitlab.Gitlab(…)`), methods called on `self`, and classes deriving from a session;
-* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`;
+* through URL building: f-strings, `+`, `.format`, `%`, `urljoin`, `"/".join`, a query from
+  `urlencode({...})`; a URL is GitLab's
+  REST API where it holds `/api/v4`, or starts with `CI_API_V4_URL` or an environment variable
+  named for the REST base (`GITLAB_API_URL`, `source.API_ENV`);
+* into the request fields of a dict built before the call: a display, `dict(k=v)`, another such
+  dict spread into it (`**d`), and keys set on it since (`payload["private_profile"] = None`,
+  `payload.update(…)`), each reported where its key is written;
 * to python-gitlab objects that arrive as parameters, named `gl`, `project`, `group` in a file that
   imports python-gitlab (or annotated with its classes), and through their managers and methods
   (`scanner.readers.api.python.managers`).
@@ -34,26 +41,26 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from scanner.core.tree import Span
-from scanner.readers.api.model import GraphqlText, Param, Pos, Read, RestCall
+from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, Pos, Read, RestCall
 from scanner.readers.api.paths import api_url, query_pairs
 from scanner.readers.api.python import managers as pg
-from scanner.readers.api.python.source import MAX_DEPTH, PREFILTER, Source, parse_module
+from scanner.readers.api.python.source import API_ENV, MAX_DEPTH, PREFILTER, Source, parse_module
 from scanner.readers.api.python.values import (
+    DICT_KEYS,
     UNKNOWN_PART,
     Callable_,
     ClassInfo,
-    ClassV,
+    ClassRef,
     Client,
     Data,
     DictLit,
     Env,
     Func,
-    Instance,
+    Keywords,
     Many,
     Mgr,
     Module,
     Obj,
-    Objs,
     Part,
     ReadRef,
     Req,
@@ -139,6 +146,9 @@ class Extractor:
                 scope[s.target.id] = join(old, v) if isinstance(old, Url) else None
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             return  # a docstring or a bare literal: documentation, not a call
+        elif isinstance(s, ast.Expr):
+            self.expr(s.value, scope)
+            self.dict_update(s.value, scope)
         elif isinstance(s, ast.Return):
             v = self.expr(s.value, scope) if s.value is not None else None
             if self.returns and v is not None:
@@ -172,10 +182,10 @@ class Extractor:
     def define_class(self, s: ast.ClassDef, scope: Scope) -> None:
         info = self.classes.get(id(s)) or ClassInfo(s)
         self.classes[id(s)] = info
-        scope[s.name] = ClassV(info)
+        scope[s.name] = ClassRef(info, instance=False)
         for base in s.bases:
             b = self.expr(base, scope)
-            if isinstance(b, Callable_) and b.name in _SESSIONS or isinstance(b, ClassV) and b.info.session:
+            if isinstance(b, Callable_) and b.name in _SESSIONS or isinstance(b, ClassRef) and b.info.session:
                 info.session = True
         inner: Scope = dict(scope)
         for stmt in s.body:
@@ -213,7 +223,7 @@ class Extractor:
         decorators = {ast.unparse(d) for d in getattr(fn, "decorator_list", [])}
         for k, a in enumerate(every):
             if k == 0 and owner is not None and "staticmethod" not in decorators:
-                out[a.arg] = ClassV(owner) if "classmethod" in decorators else Instance(owner)
+                out[a.arg] = ClassRef(owner, instance="classmethod" not in decorators)
                 continue
             ann = a.annotation
             name = ann.attr if isinstance(ann, ast.Attribute) else ann.id if isinstance(ann, ast.Name) else ""
@@ -222,33 +232,44 @@ class Extractor:
                 out[a.arg] = pg.named(kind)
         return out
 
-    def assign(self, target: ast.expr, v: Value, scope: Scope, value: object = None) -> None:
+    def assign(self, target: ast.expr, v: Value, scope: Scope, value: object = UNKNOWN) -> None:
+        """Bind `v` to the target; `value` is the Python value assigned where it is a literal."""
         if isinstance(target, ast.Name):
             scope[target.id] = v
         elif isinstance(target, ast.Attribute):
             owner = self.expr(target.value, scope)
-            if isinstance(owner, (Instance, ClassV)):
+            if isinstance(owner, ClassRef):
                 if v is not None or target.attr not in owner.info.attrs:
                     owner.info.attrs[target.attr] = v
             elif isinstance(owner, Obj) and owner.kind != "Gitlab" and owner.item:
                 span = self.name_span(target, target.attr)
-                self.emit(RestCall("PUT", owner.item, span, [Param(target.attr, span, value)]))
+                self.emit(RestCall(pg.save_method(owner.kind), owner.item, span, [Param(target.attr, span, value)]))
         elif isinstance(target, ast.Subscript):
             self.expr(target.slice, scope)
             if isinstance(target.value, ast.Name):
                 old = scope.get(target.value.id)
                 if old is None or isinstance(old, (Many, DictLit)):
-                    scope[target.value.id] = Many(v)
+                    scope[target.value.id] = self.stored(old, target.slice, v, value)
             elif isinstance(target.value, ast.Attribute):
                 owner = self.expr(target.value.value, scope)
-                if isinstance(owner, (Instance, ClassV)):
+                if isinstance(owner, ClassRef):
                     old = owner.info.attrs.get(target.value.attr)
                     if old is None or isinstance(old, (Many, DictLit)):
-                        owner.info.attrs[target.value.attr] = Many(v)
+                        owner.info.attrs[target.value.attr] = self.stored(old, target.slice, v, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = v.items if isinstance(v, Tup) and len(v.items) == len(target.elts) else (None,) * len(target.elts)
             for elt, item in zip(target.elts, items, strict=True):
                 self.assign(elt, item, scope)
+
+    def stored(self, old: Many | DictLit | None, key: ast.expr, v: Value, value: object) -> Many | DictLit:
+        """A container after `old[key] = v`: a dict built in the file keeps its keys and gains a
+        string key (a request field where the dict is sent); anything else holds `v`."""
+        if not isinstance(old, DictLit):
+            return Many(v)
+        added = old.added
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and len(added) < DICT_KEYS:
+            added = (*added, Param(key.value, self.string_span(key, key.value), value))
+        return DictLit(old.node, added, v if v is not None else old.item)
 
     # expressions ------------------------------------------------------------------------
     def expr(self, node: ast.expr | None, scope: Scope) -> Value:
@@ -325,23 +346,40 @@ class Extractor:
 
     def dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
         found: dict[str, Value] = {}
+        spread: list[Param] = []  # the fields of a dict built in the file spread into this one (`**d`)
         for k, v in zip(node.keys, node.values, strict=True):
             if k is not None:
                 self.expr(k, scope)
             self.query_context = isinstance(k, ast.Constant) and k.value == "query"
             value = self.expr(v, scope)
             self.query_context = False
+            if k is None and isinstance(value, DictLit):
+                spread.extend(self.dict_params(value, None))
             if isinstance(k, ast.Constant) and k.value in ("query", "variables"):
                 found[k.value] = value
         query, variables = found.get("query"), found.get("variables")
         node_of = query.parts[0].node if isinstance(query, Url) and len(query.parts) == 1 else None
         at = self.documents.get(id(node_of)) if node_of is not None else None
-        if at is not None and isinstance(variables, DictLit) and isinstance(use := self.uses[at], GraphqlText):
+        if at is not None and isinstance(variables, DictLit) and variables.node is not None \
+                and isinstance(use := self.uses[at], GraphqlText):
             # `{"query": Q, "variables": {...}}`: the keys of the variables are arguments too (of every
             # request that sends this document)
             keys = dict.fromkeys((*use.variables, *_key_paths(variables.node)))
             self.uses[at] = replace(use, variables=tuple(keys))
-        return DictLit(node)
+        return DictLit(node, tuple(spread[:DICT_KEYS]))
+
+    def dict_update(self, node: ast.expr, scope: Scope) -> None:
+        """`d.update({"k": v})`, `d.update(k=v)` on a dict built in the file: it gains those fields."""
+        f = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and f.attr == "update"
+                and isinstance(f.value, ast.Name)):
+            return
+        old = scope.get(f.value.id)
+        if not isinstance(old, DictLit):
+            return
+        given = self.dict_params(None, node.args[0]) if len(node.args) == 1 else []
+        fields = (*old.added, *given, *self.keyword_fields(node))
+        scope[f.value.id] = DictLit(old.node, fields[:DICT_KEYS], old.item)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: Scope) -> Value:
         inner = dict(scope)
@@ -367,7 +405,7 @@ class Extractor:
             return Env(getter=True)
         if isinstance(recv, Callable_) and recv.module == "gitlab" and recv.name == "Gitlab":
             return recv  # `gitlab.Gitlab.from_config`
-        if isinstance(recv, (Instance, ClassV)):
+        if isinstance(recv, ClassRef):
             info = recv.info
             if name in info.attrs:
                 return info.attrs[name]
@@ -392,9 +430,9 @@ class Extractor:
             return url("$" + name)
         if isinstance(recv, Data):
             return self.read(recv.call, name, self.string_span(key, name)) if name else Data(recv.call)
-        if isinstance(recv, Objs) and name is None:
-            return Obj(recv.kind, recv.item, recv.call)
-        if isinstance(recv, Many):
+        if isinstance(recv, Many) and (name is None or not isinstance(recv.item, Obj)):
+            return recv.item
+        if isinstance(recv, DictLit):
             return recv.item
         if isinstance(recv, Tup) and isinstance(key, ast.Constant) and isinstance(key.value, int) \
                 and -len(recv.items) <= key.value < len(recv.items):
@@ -420,12 +458,16 @@ class Extractor:
         kwargs: dict[str, Value] = {}
         for kw in node.keywords:
             self.query_context = kw.arg == "query"
-            kwargs[kw.arg or ""] = self.expr(kw.value, scope)
+            value = self.expr(kw.value, scope)
             self.query_context = False
+            if kw.arg is None and isinstance(value, Keywords):
+                kwargs.update(value.given)  # `**kw` passed on: the keywords its caller gave
+            else:
+                kwargs[kw.arg or ""] = value
         name = f.attr if isinstance(f, ast.Attribute) else ""
-        if isinstance(f, ast.Name) or isinstance(recv, (Func, ClassV)) and not name:
+        if isinstance(f, ast.Name) or (isinstance(recv, Func) or _is_class(recv)) and not name:
             return self.function_call(recv, node, args, kwargs)
-        if isinstance(recv, (Instance, ClassV)):
+        if isinstance(recv, ClassRef):
             return self.method_call(recv, name, node, args, kwargs)
         if isinstance(recv, Callable_):
             return self.imported(Callable_(recv.module, f"{recv.name}.{name}" if name else recv.name), node, args,
@@ -449,33 +491,35 @@ class Extractor:
             return self.object_call(recv, name, node, args, kwargs)
         if isinstance(recv, Url):
             return _string_method(recv, name, args)
-        if isinstance(recv, Many) and name in ("items", "values", "keys"):
-            return Many(Tup((recv.key, recv.item))) if name == "items" else Many(recv.item if name == "values"
-                                                                                 else recv.key)
-        if isinstance(recv, Many) and name in ("get", "pop", "setdefault"):
+        if isinstance(recv, (Many, DictLit)) and name in ("items", "values", "keys"):
+            held: Value = recv.key if isinstance(recv, Many) else None
+            return Many(Tup((held, recv.item))) if name == "items" else Many(recv.item if name == "values" else held)
+        if isinstance(recv, (Many, DictLit)) and name in ("get", "pop", "setdefault"):
             return recv.item
         return None
 
     def function_call(self, fn: Value, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
         if isinstance(fn, Callable_):
             return self.imported(fn, node, args, kwargs)
-        if isinstance(fn, ClassV):
-            instance = Instance(fn.info)
+        if isinstance(fn, ClassRef) and not fn.instance:
+            instance = ClassRef(fn.info, instance=True)
             init = fn.info.methods.get("__init__")
             if init is not None:
                 self.inline(Func(init, instance), args, kwargs)
             return instance
         if isinstance(fn, Func):
             return self.inline(fn, args, kwargs)
+        if fn is None and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+            return DictLit(None, tuple(self.keyword_fields(node)))  # `dict(username=…, private_profile=None)`
         return None
 
-    def method_call(self, recv: Instance | ClassV, name: str, node: ast.Call, args: list[Value],
+    def method_call(self, recv: ClassRef, name: str, node: ast.Call, args: list[Value],
                     kwargs: dict[str, Value]) -> Value:
         method = recv.info.methods.get(name)
         if method is not None:
             return self.inline(Func(method, recv), args, kwargs)
         held = recv.info.attrs.get(name)
-        if isinstance(held, (Func, ClassV)):
+        if isinstance(held, Func) or _is_class(held):
             return self.function_call(held, node, args, kwargs)
         if recv.info.session and name in _VERBS:  # a class deriving from a session
             base = recv.info.attrs.get("base_url")
@@ -496,9 +540,11 @@ class Extractor:
             params = params[1:]
         for p, v in zip(params, given, strict=False):
             scope[p.arg] = v
-        for p in [*params, *node.args.kwonlyargs]:
-            if p.arg in kwargs:
-                scope[p.arg] = kwargs[p.arg]
+        named = {p.arg for p in [*params, *node.args.kwonlyargs]}
+        for name in named & kwargs.keys():
+            scope[name] = kwargs[name]
+        if node.args.kwarg is not None:
+            scope[node.args.kwarg.arg] = Keywords(tuple((k, v) for k, v in kwargs.items() if k and k not in named))
         self.inlining.append(node)
         self.returns.append([])
         try:
@@ -522,6 +568,8 @@ class Extractor:
             return url("$" + str(first.value))
         if module in ("urllib.parse", "urllib") and name in ("urljoin", "parse.urljoin") and len(args) >= 2:
             return _urljoin(args[0], args[1])
+        if module in ("urllib.parse", "urllib") and name in ("urlencode", "parse.urlencode") and args:
+            return _urlencode(args[0])
         if module in ("os.path", "posixpath") or name in ("path.join", "join") and module in ("os", "posixpath"):
             return _slash_join(args)
         if module in ("urllib.request", "urllib") and name in ("Request", "request.Request") and args:
@@ -584,22 +632,25 @@ class Extractor:
         rest.params.extend(self.keyword_params(node))
         rest = self.emit(rest)
         if name in ("list", "all"):
-            return Objs(mgr.kind, pg.item_path(mgr, None), rest)
+            return Many(Obj(mgr.kind, pg.item_path(mgr, None), rest))
         return Obj(mgr.kind, item, rest) if name in ("get", "create") else Data(rest)
+
+    def keyword_fields(self, node: ast.Call) -> Iterator[Param]:
+        """Each keyword of a call (`**spread` aside) as a field at its name, with its literal value."""
+        for k in node.keywords:
+            if k.arg is not None:
+                line, col = self.src.start(k)
+                yield Param(k.arg, (line, col, line, col + len(k.arg)), literal(k.value))
 
     def keyword_params(self, node: ast.Call) -> list[Param]:
         """Query parameters given as keywords; `get_all=True` and friends page with offsets (`page`)."""
         out: list[Param] = []
         keyset = any(k.arg == "pagination" and literal(k.value) == "keyset" for k in node.keywords)
-        for k in node.keywords:
-            if k.arg is None:
-                continue
-            line, col = self.src.start(k)
-            where = (line, col, line, col + len(k.arg))
-            if k.arg not in pg.CLIENT_KWARGS:
-                out.append(Param(k.arg, where, literal(k.value)))
-            elif (k.arg == "page" or (k.arg in pg.OFFSET_PAGING and literal(k.value) is True)) and not keyset:
-                out.append(Param("page", where, literal(k.value)))
+        for field in self.keyword_fields(node):
+            if field.name not in pg.CLIENT_KWARGS:
+                out.append(field)
+            elif (field.name == "page" or (field.name in pg.OFFSET_PAGING and field.value is True)) and not keyset:
+                out.append(Param("page", field.span, field.value))
         return out
 
     def object_call(self, obj: Obj, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -652,7 +703,8 @@ class Extractor:
     def rest_call(self, method: str, target: Value, written: ast.AST, params: list[Param]) -> RestCall | None:
         if not isinstance(target, Url):
             return None
-        parts = api_url(target.template)
+        text = target.template
+        parts = api_url(text, () if "/api/v4" in text else API_ENV)
         if parts is None:
             return None
         call = RestCall(method, parts.path, self.place(target, written, parts.path_at, len(parts.path)), params)
@@ -720,12 +772,22 @@ class Extractor:
         return (line, col, line, col + 1)
 
     def dict_params(self, v: Value, node: ast.AST | None) -> list[Param]:
+        """The fields of a dict sent as a request's query, form or JSON: its literal string keys,
+        where the dict is written, then the keys set on it since."""
         d = v.node if isinstance(v, DictLit) else node if isinstance(node, ast.Dict) else None
-        if d is None:
-            return []
-        pairs = zip(d.keys, d.values, strict=True)
-        return [Param(k.value, self.string_span(k, k.value), literal(val)) for k, val in pairs
-                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        out: list[Param] = []
+        if d is not None:
+            out.extend(Param(k.value, self.string_span(k, k.value), literal(val))
+                       for k, val in zip(d.keys, d.values, strict=True)
+                       if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        if isinstance(v, DictLit):
+            out.extend(v.added)
+        return out
+
+
+def _is_class(v: Value) -> bool:
+    """`v` is a class of the file itself, not one of its instances."""
+    return isinstance(v, ClassRef) and not v.instance
 
 
 def _kw(node: ast.Call, name: str) -> ast.expr | None:
@@ -812,6 +874,22 @@ def _urljoin(base: Value, ref: Value) -> Value:
         return join(Url(base.slice(0, cut)), ref) if cut >= 0 else join(base, ref)
     cut = base.template.rfind("/")
     return join(Url(base.slice(0, cut + 1)), ref) if cut >= 0 else join(base, url("/"), ref)
+
+
+def _urlencode(v: Value) -> Url | None:
+    """`urlencode({...})` of a dict display: `k=v&…` with each key where it is written; a value that is
+    not a literal is unknown (`{}`)."""
+    if not isinstance(v, DictLit) or v.node is None:
+        return None
+    parts: list[Part] = []
+    for k, value in zip(v.node.keys, v.node.values, strict=True):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            continue
+        if parts:
+            parts.append(Part("&"))
+        given = literal(value)
+        parts.extend((Part(k.value, k), Part("="), Part(str(given)) if isinstance(given, (str, int)) else UNKNOWN_PART))
+    return Url(tuple(parts))
 
 
 def _slash_join(args: Sequence[Value]) -> Value:

@@ -17,9 +17,12 @@ import tokenize
 
 from scanner.core.tree import ParseError, Tree
 from scanner.readers.api.model import Pos, text_tree
+from scanner.readers.api.paths import API_BASE_ENV
 
+# Environment variables that hold the REST v4 base URL: a URL read from one is an API URL.
+API_ENV = API_BASE_ENV
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|/api/graphql|CI_API_GRAPHQL_URL|graphql|gql|/tags/reference/|"
-                       r"^\s*(?:import|from)\s+gitlab\b", re.M)
+                       r"\b(?:" + "|".join(map(re.escape, API_ENV)) + r")\b|^\s*(?:import|from)\s+gitlab\b", re.M)
 
 
 def parse_python(text: str) -> Tree:

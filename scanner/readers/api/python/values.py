@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from scanner.readers.api.model import UNKNOWN, Read, RestCall
+from scanner.readers.api.model import UNKNOWN, Param, Read, RestCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +85,8 @@ class Client:
 
 @dataclass(frozen=True, slots=True)
 class Resp:
+    """A response of a REST call (`requests.get(…)`, `urlopen(…)`): `.json()` is its `Data`."""
+
     call: RestCall
 
 
@@ -105,13 +107,6 @@ class Obj:
 
 
 @dataclass(frozen=True, slots=True)
-class Objs:
-    kind: str
-    item: str
-    call: RestCall
-
-
-@dataclass(frozen=True, slots=True)
 class Mgr:
     kind: str  # the class of the objects it manages
     base: str  # its path
@@ -126,9 +121,18 @@ class Callable_:
     name: str
 
 
+DICT_KEYS = 256  # keys assigned one by one to one dict that are kept, at most
+
+
 @dataclass(frozen=True, slots=True)
 class DictLit:
-    node: ast.Dict
+    """A dict built in the file: a display (`node`) or `dict(k=v)`, the string keys set on it since
+    (`payload["k"] = v`, in the order the statements run; at most `DICT_KEYS`) as the request fields
+    they become, and what its values hold where the reader knows (`item`)."""
+
+    node: ast.Dict | None
+    added: tuple[Param, ...] = ()
+    item: Value = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,25 +170,32 @@ class Func:
     """A function of the file, or a method bound to an instance (`self`) or a class (`cls`)."""
 
     node: ast.FunctionDef | ast.AsyncFunctionDef
-    bound: Instance | ClassV | None = None
+    bound: ClassRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class ClassV:
-    info: ClassInfo
+class ClassRef:
+    """A class of the file: the class itself (its name, `cls`), whose call makes an instance, or,
+    `instance`, one of its instances (`self`, `Client()`; one stands for all of them)."""
 
-
-@dataclass(frozen=True, slots=True)
-class Instance:
     info: ClassInfo
+    instance: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Many:
-    """A container whose items hold `item` (and whose keys hold `key`): a list, a dict, `.items()`."""
+    """A container whose items hold `item` (and whose keys hold `key`): a list, a dict, `.items()`,
+    python-gitlab's list of objects (`Many(Obj(…))`)."""
 
     item: Value
     key: Value = None
+
+
+@dataclass(frozen=True, slots=True)
+class Keywords:
+    """A function's `**kwargs` as its caller filled it: what each keyword given holds."""
+
+    given: tuple[tuple[str, Value], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,17 +205,15 @@ class Tup:
     items: tuple[Value, ...]
 
 
-Value = (Url | Module | Env | Client | Resp | Data | Obj | Objs | Mgr | Callable_ | DictLit | ReadRef | Req | Func
-         | ClassV | Instance | Many | Tup | None)
+Value = (Url | Module | Env | Client | Resp | Data | Obj | Mgr | Callable_ | DictLit | ReadRef | Req | Func
+         | ClassRef | Many | Keywords | Tup | None)
 
 
 def element(v: Value) -> Value:
     """What iterating over `v` yields."""
     if isinstance(v, Data):
         return v
-    if isinstance(v, Objs):
-        return Obj(v.kind, v.item, v.call)
-    if isinstance(v, Many):
+    if isinstance(v, (Many, DictLit)):
         return v.item
     if isinstance(v, Tup):  # a list or tuple display: what its items hold, where that is known
         return next((item for item in v.items if item is not None), None)
