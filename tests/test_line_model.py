@@ -59,6 +59,34 @@ def test_crlf_and_cr_files(tmp_path: Path, end: str, capsys: pytest.CaptureFixtu
     assert found == [("ci-job-jwt-variables", 3, 18, JWT_JOB.rstrip("\n"))]
 
 
+SOURCES = {  # a comment line, then a REST call the readers report: a lone CR must end the comment
+    "run.sh": ("# set up", 'curl -X PUT "$CI_API_V4_URL/runners/1" --form "active=false"', 48),
+    "tool.rb": ("# set up", 'HTTParty.put("#{ENV["CI_API_V4_URL"]}/runners/1", body: {active: false})', 58),
+}
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_a_lone_cr_ends_a_line_in_shell_and_ruby_sources(tmp_path: Path, name: str, end: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    comment, call, column = SOURCES[name]
+    path = tmp_path / name
+    path.write_bytes(f"{comment}{end}echo one{end}{call}{end}".encode())
+    report = _scan(path, capsys)
+    found = [(f["rule_id"], f["path"], f["line"], f["column"], f["snippet"]) for f in report["findings"]]  # type: ignore[index]
+    assert found == [("rest-runner-active", name, 3, column, call)]
+
+
+def test_lf_line_ends_keeps_every_offset_and_line() -> None:
+    from scanner.core.lines import lf_line_ends
+
+    text = "a\rb\r\nc\r\rd\n\re"
+    plain = lf_line_ends(text)
+    assert plain == "a\nb\r\nc\n\nd\n\ne"
+    assert [LineIndex(plain).position(i) for i in range(len(text))] == [
+        LineIndex(text).position(i) for i in range(len(text))]
+
+
 def test_a_text_policy_over_240000_matching_lines(policies: list[Policy]) -> None:
     """Each match's place comes from the line index: linear (a hang catcher, not a timing)."""
     [jwks] = [p for p in policies if p.id == "jwks-instance-endpoint"]

@@ -109,3 +109,12 @@ def test_a_ruby_literal_without_escapes_is_its_own_value_at_its_own_offsets(body
     assert (second.value, list(second.offsets)) == (
         interpolation + body + newline,
         list(range(at, at + 4 + len(body))) + [at + 4 + len(body)] * len(newline))
+
+
+@settings(derandomize=True, deadline=None, max_examples=examples(200),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(pieces=st.lists(st.sampled_from([p for p in _PIECES["ruby"] if "\r" not in p]), max_size=60))
+def test_a_ruby_file_with_lone_crs_reads_as_with_lfs(pieces: list[str]) -> None:
+    """A lone CR ends a line (the one line model): the same calls at the same places."""
+    text = "/api/v4 Gitlab.\n" + "".join(pieces)
+    assert ruby.extract(text.replace("\n", "\r")) == ruby.extract(text)

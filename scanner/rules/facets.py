@@ -27,7 +27,7 @@ from scanner.core.document import Document
 from scanner.core.results import Route
 from scanner.readers import ci
 from scanner.readers.api.model import GraphqlText, RestCall
-from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, Token, map_lines, read_all
+from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, Token, map_lines, read_all, script_file
 
 if TYPE_CHECKING:
     from scanner.readers.settings.views import EnvVar
@@ -61,8 +61,8 @@ def shell_script(doc: Document, prefilter: re.Pattern[str]) -> Items:
     """A shell script file: one script, its lines at their own positions."""
     if not prefilter.search(doc.text):
         return []
-    script = ScriptText(doc.text, tuple((n, 1) for n in range(1, doc.text.count("\n") + 2)))
-    return [(ci.ScriptItem(doc.text, (0,), (0,)), script)]
+    script = script_file(doc.text)
+    return [(ci.ScriptItem(script.text, (0,), (0,)), script)]
 
 
 def graphql_file(text: str) -> list[Use]:
