@@ -59,22 +59,37 @@ def test_crlf_and_cr_files(tmp_path: Path, end: str, capsys: pytest.CaptureFixtu
     assert found == [("ci-job-jwt-variables", 3, 18, JWT_JOB.rstrip("\n"))]
 
 
-SOURCES = {  # a comment line, then a REST call the readers report: a lone CR must end the comment
-    "run.sh": ("# set up", 'curl -X PUT "$CI_API_V4_URL/runners/1" --form "active=false"', 48),
-    "tool.rb": ("# set up", 'HTTParty.put("#{ENV["CI_API_V4_URL"]}/runners/1", body: {active: false})', 58),
+# A comment line first (a lone CR must end it), then what each kind reports; each file's finding.
+KINDS = {
+    ".gitlab-ci.yml": (["# c", "job:", "  script:", "    - echo $CI_JOB_JWT"], ("ci-job-jwt-variables", 4, 12)),
+    "Dockerfile": (["FROM alpine", "# c", "RUN gitlab-runner register --url x --registration-token y"],
+                   ("runner-registration-token", 3, 36)),
+    "a.js": (["// c", "fetch(`${API}/api/v4/runners/1`, {method: 'PUT', body: JSON.stringify({active: false})});"],
+             ("rest-runner-active", 2, 72)),
+    "a.py": (["# c", "import requests",
+              'requests.put("https://g.example.com/api/v4/runners/1", data={"active": False})'],
+             ("rest-runner-active", 3, 63)),
+    "a.rb": (["# c", 'HTTParty.put("#{ENV["CI_API_V4_URL"]}/runners/1", body: {active: false})'],
+             ("rest-runner-active", 2, 58)),
+    "a.sh": (["# c", "echo one", 'curl -X PUT "$CI_API_V4_URL/runners/1" --form "active=false"'],
+             ("rest-runner-active", 3, 48)),
+    "config.toml": (["# c", "concurrent = 1", "[[runners]]", '  url = "x"', '  executor = "docker+machine"'],
+                    ("runner-docker-machine-executor", 5, 3)),
+    "gitlab.rb": (["# c", "external_url 'https://x'", "gitlab_rails['omniauth_providers'] = [{ name: 'twitter' }]"],
+                  ("omniauth-removed-providers", 3, 41)),
 }
 
 
 @pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
-@pytest.mark.parametrize("name", sorted(SOURCES))
-def test_a_lone_cr_ends_a_line_in_shell_and_ruby_sources(tmp_path: Path, name: str, end: str,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    comment, call, column = SOURCES[name]
-    path = tmp_path / name
-    path.write_bytes(f"{comment}{end}echo one{end}{call}{end}".encode())
-    report = _scan(path, capsys)
-    found = [(f["rule_id"], f["path"], f["line"], f["column"], f["snippet"]) for f in report["findings"]]  # type: ignore[index]
-    assert found == [("rest-runner-active", name, 3, column, call)]
+def test_a_lone_cr_ends_a_line_for_every_reader(tmp_path: Path, end: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Recognition, the settings parsers, the source readers and the shell reader all end a line at a
+    lone CR: each kind's file is recognised and its finding is where it is with LF line ends."""
+    for name, (lines, _) in KINDS.items():
+        (tmp_path / name).write_bytes(end.join(lines + [""]).encode())
+    report = _scan(tmp_path, capsys)
+    found = sorted((f["path"], f["rule_id"], f["line"], f["column"]) for f in report["findings"])  # type: ignore[index]
+    assert found == sorted((name, *where) for name, (_, where) in KINDS.items())
+    assert report["errors"] == []
 
 
 def test_lf_line_ends_keeps_every_offset_and_line() -> None:

@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from scanner.core.document import Document
+from scanner.core.lines import lf_line_ends
 from scanner.core.results import Route
 from scanner.readers import ci
 from scanner.readers.api.model import GraphqlText, RestCall
@@ -119,7 +120,9 @@ class Facets:
     @cached_property
     def calls(self) -> list[tuple[Route, Use]]:
         """A source file's calls; their findings are at the document's root with an exact span."""
-        return [((0,), use) for use in self._calls_of(self.doc.text)] if self._calls_of is not None else []
+        if self._calls_of is None:
+            return []
+        return [((0,), use) for use in self._calls_of(lf_line_ends(self.doc.text))]  # a lone CR ends a line
 
     @cached_property
     def env(self) -> list[EnvVar]:

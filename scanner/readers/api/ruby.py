@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 
-from scanner.core.lines import lf_line_ends
 from scanner.readers.api.lexed import GRAPHQL_TEXT, Tok, document, interpolation_end, rest_call
 from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
 
@@ -358,7 +357,7 @@ def extract(text: str) -> list[RestCall | GraphqlText]:
     """REST calls and GraphQL documents in a Ruby file."""
     if not PREFILTER.search(text):
         return []
-    rb = _Rb(lf_line_ends(text))  # a lone CR ends a line (a comment, a literal), as everywhere
+    rb = _Rb(text)
     uses: list[RestCall | GraphqlText] = [*rb.calls(), *rb.graphql()]
     return uses
 
