@@ -113,7 +113,24 @@ def table() -> dict[str, Any]:
             for method, action in actions.get(base.__name__, {}).items():
                 target[(key, method)] = action
     return {"version": gitlab.__version__, "managers": managers, "objects": object_actions,
-            "managers_actions": manager_actions}
+            "managers_actions": manager_actions, "save_methods": _save_methods(classes)}
+
+
+def _save_methods(classes: dict[str, Any]) -> dict[str, str]:
+    """Object class → the HTTP method its `save()` sends, where its manager's `_update_method` is not
+    PUT (`ProjectApproval`: POST, python-gitlab's `ProjectApprovalManager`)."""
+    from gitlab.base import RESTManager
+    from gitlab.mixins import UpdateMethod
+
+    out: dict[str, str] = {}
+    for _, c in sorted(classes.items()):
+        if not (isinstance(c, type) and issubclass(c, RESTManager)) or getattr(c, "_obj_cls", None) is None:
+            continue
+        method = getattr(c, "_update_method", UpdateMethod.PUT)
+        if method != UpdateMethod.PUT:
+            assert out.get(c._obj_cls.__name__, method.name) == method.name, c
+            out[c._obj_cls.__name__] = method.name
+    return out
 
 
 def generate() -> str:
@@ -127,6 +144,7 @@ def generate() -> str:
         "whether `get()` takes no id). `OBJECT_ACTIONS`: (object class, method) → (HTTP method, path), where",
         "`{item}` is the object's own path. `MANAGER_ACTIONS`: (class of the manager's objects, method) →",
         "(HTTP method, path), where `{base}` is the manager's path and `{item}` one of its objects'.",
+        "`SAVE_METHODS`: object class → the HTTP method of its `save()` where that is not PUT.",
         '"""',
         "",
         "from __future__ import annotations",
@@ -140,6 +158,9 @@ def generate() -> str:
         "}",
         "MANAGER_ACTIONS: dict[tuple[str, str], tuple[str, str]] = {",
         *(f"    {k!r}: {v!r}," for k, v in sorted(t["managers_actions"].items())),
+        "}",
+        "SAVE_METHODS: dict[str, str] = {",
+        *(f"    {k!r}: {v!r}," for k, v in sorted(t["save_methods"].items())),
         "}",
         "",
     ]
@@ -158,6 +179,6 @@ def test_the_committed_table_is_python_gitlabs() -> None:
         return
     now = table()
     for name, committed in (("managers", pygitlab.MANAGERS), ("objects", pygitlab.OBJECT_ACTIONS),
-                            ("managers_actions", pygitlab.MANAGER_ACTIONS)):
+                            ("managers_actions", pygitlab.MANAGER_ACTIONS), ("save_methods", pygitlab.SAVE_METHODS)):
         changed = {k: (v, now[name].get(k)) for k, v in committed.items() if now[name].get(k) != v}
         assert changed == {}, f"python-gitlab {gitlab.__version__} changed {name}: regenerate the table"

@@ -28,6 +28,7 @@ from scanner.core.lines import lf_line_ends
 from scanner.core.results import Route
 from scanner.readers import ci
 from scanner.readers.api.model import GraphqlText, RestCall
+from scanner.readers.api.paths import API_BASE_ENV
 from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, Token, map_lines, read_all, script_file
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ ScriptsOf = Callable[[Document, re.Pattern[str]], Items]
 CallsOf = Callable[[str], Sequence[Use]]  # a source file's text → the calls its reader extracts
 
 # A shell call is only recognised as GitLab's API through one of these words in the same file.
-_API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab|/tags/reference/")
+_API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab|/tags/reference/|"
+                          r"\b(?:" + "|".join(map(re.escape, API_BASE_ENV)) + r")\b")
 
 
 def api_possible(doc: Document) -> bool:

@@ -1,7 +1,8 @@
 """REST URLs: where the API path starts in a URL, and the endpoint patterns policies name.
 
 A URL is a GitLab REST v4 URL when it contains `/api/v4`, starts with `$CI_API_V4_URL`, or
-starts with a variable the script (or the CI file) set to one of those. Everything after
+starts with a variable the script (or the CI file) set to one of those. A reader may also take
+the environment variables of `API_BASE_ENV` as the base (a URL without `/api/v4` of its own). Everything after
 that prefix up to `?` or `#` is the path; the caller's segments are kept as written.
 
 One route of GitLab's container registry is read too, because GitLab's record removes it: the
@@ -19,6 +20,11 @@ _V4 = re.compile(r"/api/v4(?=[/?#]|$)")
 _REGISTRY_TAG = re.compile(r"/v2/(?:[^/?#\s\"']+/)+tags/reference/[^/?#\s\"']+")
 _GRAPHQL = re.compile(r"/api/graphql(?=[/?#\"']|$)|\$\{?CI_API_GRAPHQL_URL\b")
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
+
+# Environment variables that, by the name users give them, hold the REST v4 base URL
+# (`GITLAB_API_URL=https://gitlab.example.com/api/v4`): a URL that starts with one, and has no
+# `/api/v4` of its own, is an API URL. The one list every reader takes them from.
+API_BASE_ENV = ("GITLAB_API", "GITLAB_API_URL", "GITLAB_API_V4_URL")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +66,12 @@ def api_url(url: str, bases: Iterable[str] = ()) -> UrlParts | None:
     query_at = end + 1 if end < len(url) and url[end] == "?" else len(url)
     query = url[query_at:].split("#", 1)[0] if query_at < len(url) else ""
     return UrlParts(path or "/", start, query, query_at)
+
+
+def api_base_url(url: str) -> UrlParts | None:
+    """`api_url` that also takes a URL starting with one of `API_BASE_ENV` (unless the URL holds
+    `/api/v4` itself: then that variable is the host, and the path starts after `/api/v4`)."""
+    return api_url(url, () if _V4.search(url) else API_BASE_ENV)
 
 
 def is_graphql_url(url: str, bases: Iterable[str] = ()) -> bool:

@@ -88,7 +88,8 @@ def _env_list(env: Any, route: Route) -> Iterator[EnvVar]:
 
 def containers(value: Any, route: Route, depth: int = 0) -> Iterator[tuple[Route, dict[str, Any]]]:
     """Every container of a manifest (Pod, Deployment, Job, CronJob …): lists named
-    `containers`/`initContainers` whose items have an `image`."""
+    `containers`/`initContainers` whose items have an `image`; manifests that hold others in a
+    list (a `kind: List`'s `items`, an OpenShift `Template`'s `objects`) are read through."""
     if depth > 12 or not isinstance(value, dict):
         return
     for key, child in value.items():
@@ -96,6 +97,9 @@ def containers(value: Any, route: Route, depth: int = 0) -> Iterator[tuple[Route
             for i, item in enumerate(child):
                 if isinstance(item, dict) and "image" in item:
                     yield route + (key, i), item
+        elif key in ("items", "objects") and isinstance(child, list) and "kind" in value:
+            for i, item in enumerate(child):
+                yield from containers(item, route + (key, i), depth + 1)
         elif isinstance(child, dict):
             yield from containers(child, route + (key,), depth + 1)
 

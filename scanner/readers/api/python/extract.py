@@ -243,7 +243,7 @@ class Extractor:
                     owner.info.attrs[target.attr] = v
             elif isinstance(owner, Obj) and owner.kind != "Gitlab" and owner.item:
                 span = self.name_span(target, target.attr)
-                self.emit(RestCall("PUT", owner.item, span, [Param(target.attr, span, value)]))
+                self.emit(RestCall(pg.save_method(owner.kind), owner.item, span, [Param(target.attr, span, value)]))
         elif isinstance(target, ast.Subscript):
             self.expr(target.slice, scope)
             if isinstance(target.value, ast.Name):

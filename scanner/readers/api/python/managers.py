@@ -1,7 +1,8 @@
 """python-gitlab objects, managers and methods, mapped to the REST endpoints they call.
 
 `gl.runners.get(5)` is `GET /runners/5`; `project.integrations.get("slack")` is
-`GET /projects/:id/integrations/slack` and its `.save()` `PUT` on the same path;
+`GET /projects/:id/integrations/slack` and its `.save()` `PUT` on the same path (or the method
+its manager saves with: `project.approvals.get().save()` is a `POST`);
 `project.mergerequests.list()` is `GET /projects/:id/merge_requests`; `mr.merge()` is
 `PUT /projects/:id/merge_requests/:id/merge`; `runner.active = False; runner.save()` sends `active`;
 `mr.merged_by` reads a field of the response that produced `mr`. The paths, the managers each object
@@ -60,10 +61,16 @@ def manager_action(mgr: Mgr, name: str) -> tuple[str, str] | None:
     return verb, path.replace("{item}", item_path(mgr, None)).replace("{base}", mgr.base)
 
 
+def save_method(kind: str) -> str:
+    """The HTTP method an object's `save()` sends: PUT, or its manager's own (`project.approvals.get()`
+    is saved with POST, `project.pages` with PATCH)."""
+    return pygitlab.SAVE_METHODS.get(kind, "PUT")
+
+
 def object_action(obj: Obj, name: str) -> tuple[str, str] | None:
     """(HTTP method, path) of an object's method (`mr.merge()`, `mr.changes()`, `job.retry()`)."""
     if name == "save":
-        return "PUT", obj.item
+        return save_method(obj.kind), obj.item
     if name == "delete":
         return "DELETE", obj.item
     found = pygitlab.OBJECT_ACTIONS.get((obj.kind, name))

@@ -6,6 +6,7 @@ python-gitlab 8.6.0 by tests/test_python_gitlab_table.py; do not edit by hand).
 whether `get()` takes no id). `OBJECT_ACTIONS`: (object class, method) → (HTTP method, path), where
 `{item}` is the object's own path. `MANAGER_ACTIONS`: (class of the manager's objects, method) →
 (HTTP method, path), where `{base}` is the manager's path and `{item}` one of its objects'.
+`SAVE_METHODS`: object class → the HTTP method of its `save()` where that is not PUT.
 """
 
 from __future__ import annotations
@@ -665,4 +666,18 @@ MANAGER_ACTIONS: dict[tuple[str, str], tuple[str, str]] = {
     ('UserMembership', 'get'): ('GET', '{item}'),
     ('Variable', 'delete'): ('DELETE', '{item}'),
     ('Variable', 'get'): ('GET', '{item}'),
+}
+SAVE_METHODS: dict[str, str] = {
+    'GroupServiceAccount': 'PATCH',
+    'ProjectApproval': 'POST',
+    'ProjectJobTokenScope': 'PATCH',
+    'ProjectMergeRequestApproval': 'POST',
+    'ProjectMergeRequestStatusCheck': 'POST',
+    'ProjectPackageProtectionRule': 'PATCH',
+    'ProjectPages': 'PATCH',
+    'ProjectProtectedBranch': 'PATCH',
+    'ProjectRegistryProtectionRule': 'PATCH',
+    'ProjectRegistryRepositoryProtectionRule': 'PATCH',
+    'ProjectServiceAccount': 'PATCH',
+    'ServiceAccount': 'PATCH',
 }

@@ -17,12 +17,12 @@ import tokenize
 
 from scanner.core.tree import ParseError, Tree
 from scanner.readers.api.model import Pos, text_tree
+from scanner.readers.api.paths import API_BASE_ENV
 
-# Environment variables that, by the name users give them, hold the REST v4 base URL
-# (`GITLAB_API_URL=https://gitlab.example.com/api/v4`): a URL read from one is an API URL.
-API_ENV = ("GITLAB_API", "GITLAB_API_URL", "GITLAB_API_V4_URL")
+# Environment variables that hold the REST v4 base URL: a URL read from one is an API URL.
+API_ENV = API_BASE_ENV
 PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|/api/graphql|CI_API_GRAPHQL_URL|graphql|gql|/tags/reference/|"
-                       r"\bGITLAB_API(?:_URL|_V4_URL)?\b|^\s*(?:import|from)\s+gitlab\b", re.M)
+                       r"\b(?:" + "|".join(map(re.escape, API_ENV)) + r")\b|^\s*(?:import|from)\s+gitlab\b", re.M)
 
 
 def parse_python(text: str) -> Tree:

@@ -21,7 +21,7 @@ from urllib.parse import unquote_plus
 
 from scanner.core.tree import Span
 from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall
-from scanner.readers.api.paths import METHODS, api_url, is_graphql_url, query_pairs
+from scanner.readers.api.paths import METHODS, api_base_url, is_graphql_url, query_pairs
 from scanner.readers.shell import Chars, Token, word_chars
 
 # request bodies and positions inside words ----------------------------------------------------
@@ -367,7 +367,7 @@ def parse_call(program: str, args: list[Token]) -> ShellCall | None:
         return _rest(req, path, span_in(url, 0, len(endpoint)), url, query, len(endpoint) + 1)
     if is_graphql_url(url[0]):
         return _graphql_request(req)
-    parts = api_url(url[0])
+    parts = api_base_url(url[0])
     if parts is None:
         return None
     span = span_in(url, parts.path_at, len(parts.path))
