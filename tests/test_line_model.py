@@ -92,6 +92,22 @@ def test_a_lone_cr_ends_a_line_for_every_reader(tmp_path: Path, end: str, capsys
     assert report["errors"] == []
 
 
+@pytest.mark.parametrize(("text", "keys"), [("ARG \\\n#\n", []), ("RUN a \\\n", []), ("FROM x\n\n", []),
+                                           ("ENV A=1 \\\n  # B=2\n  C=3\n", [("A", 1, 7), ("C", 3, 5)])])
+def test_a_dockerfile_s_lines_end_where_its_text_does(text: str, keys: list[tuple[str, int, int]]) -> None:
+    """A continuation or a comment at the end reaches the last line, not one after the final line end;
+    a comment line inside a continued ENV is no assignment."""
+    from scanner.readers.settings.dockerfile import parse_dockerfile
+
+    tree = parse_dockerfile(text)
+    last = len(split_lines(text))
+    spans = [span for entry in tree.table.values()
+             for span in (entry if isinstance(entry, list) else [s for pair in entry.values() for s in pair])]
+    assert all(1 <= line <= end <= last for line, _, end, _ in spans) and tree.root_spans == [(1, 1, last, 1)]
+    [env] = [item["ENV"] for item in tree.roots[0] if "ENV" in item] or [{}]
+    assert [(k, *tree.table[id(env)][k][1][:2]) for k in env] == keys
+
+
 def test_lf_line_ends_keeps_every_offset_and_line() -> None:
     from scanner.core.lines import lf_line_ends
 
