@@ -9,25 +9,12 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_shell_flow import _scan
 
 from scanner.readers.api.paths import API_BASE_ENV
 from scanner.readers.api.python import source
 from scanner.rules import facets
 from scanner.rules.policy import Policy
-
-from conftest import run_scan, where
-
-Found = set[tuple[str, str, int, int]]
-
-
-def _scan(tmp_path: Path, policies: list[Policy], files: dict[str, str]) -> Found:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    report = run_scan([tmp_path], policies)
-    assert report.errors == []
-    return where(report)
 
 
 def test_one_list_of_names_for_every_reader() -> None:
