@@ -59,6 +59,65 @@ def test_crlf_and_cr_files(tmp_path: Path, end: str, capsys: pytest.CaptureFixtu
     assert found == [("ci-job-jwt-variables", 3, 18, JWT_JOB.rstrip("\n"))]
 
 
+# A comment line first (a lone CR must end it), then what each kind reports; each file's finding.
+KINDS = {
+    ".gitlab-ci.yml": (["# c", "job:", "  script:", "    - echo $CI_JOB_JWT"], ("ci-job-jwt-variables", 4, 12)),
+    "Dockerfile": (["FROM alpine", "# c", "RUN gitlab-runner register --url x --registration-token y"],
+                   ("runner-registration-token", 3, 36)),
+    "a.js": (["// c", "fetch(`${API}/api/v4/runners/1`, {method: 'PUT', body: JSON.stringify({active: false})});"],
+             ("rest-runner-active", 2, 72)),
+    "a.py": (["# c", "import requests",
+              'requests.put("https://g.example.com/api/v4/runners/1", data={"active": False})'],
+             ("rest-runner-active", 3, 63)),
+    "a.rb": (["# c", 'HTTParty.put("#{ENV["CI_API_V4_URL"]}/runners/1", body: {active: false})'],
+             ("rest-runner-active", 2, 58)),
+    "a.sh": (["# c", "echo one", 'curl -X PUT "$CI_API_V4_URL/runners/1" --form "active=false"'],
+             ("rest-runner-active", 3, 48)),
+    "config.toml": (["# c", "concurrent = 1", "[[runners]]", '  url = "x"', '  executor = "docker+machine"'],
+                    ("runner-docker-machine-executor", 5, 3)),
+    "gitlab.rb": (["# c", "external_url 'https://x'", "gitlab_rails['omniauth_providers'] = [{ name: 'twitter' }]"],
+                  ("omniauth-removed-providers", 3, 41)),
+}
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_a_lone_cr_ends_a_line_for_every_reader(tmp_path: Path, end: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Recognition, the settings parsers, the source readers and the shell reader all end a line at a
+    lone CR: each kind's file is recognised and its finding is where it is with LF line ends."""
+    for name, (lines, _) in KINDS.items():
+        (tmp_path / name).write_bytes(end.join(lines + [""]).encode())
+    report = _scan(tmp_path, capsys)
+    found = sorted((f["path"], f["rule_id"], f["line"], f["column"]) for f in report["findings"])  # type: ignore[index]
+    assert found == sorted((name, *where) for name, (_, where) in KINDS.items())
+    assert report["errors"] == []
+
+
+@pytest.mark.parametrize(("text", "keys"), [("ARG \\\n#\n", []), ("RUN a \\\n", []), ("FROM x\n\n", []),
+                                           ("ENV A=1 \\\n  # B=2\n  C=3\n", [("A", 1, 7), ("C", 3, 5)])])
+def test_a_dockerfile_s_lines_end_where_its_text_does(text: str, keys: list[tuple[str, int, int]]) -> None:
+    """A continuation or a comment at the end reaches the last line, not one after the final line end;
+    a comment line inside a continued ENV is no assignment."""
+    from scanner.readers.settings.dockerfile import parse_dockerfile
+
+    tree = parse_dockerfile(text)
+    last = len(split_lines(text))
+    spans = [span for entry in tree.table.values()
+             for span in (entry if isinstance(entry, list) else [s for pair in entry.values() for s in pair])]
+    assert all(1 <= line <= end <= last for line, _, end, _ in spans) and tree.root_spans == [(1, 1, last, 1)]
+    [env] = [item["ENV"] for item in tree.roots[0] if "ENV" in item] or [{}]
+    assert [(k, *tree.table[id(env)][k][1][:2]) for k in env] == keys
+
+
+def test_lf_line_ends_keeps_every_offset_and_line() -> None:
+    from scanner.core.lines import lf_line_ends
+
+    text = "a\rb\r\nc\r\rd\n\re"
+    plain = lf_line_ends(text)
+    assert plain == "a\nb\r\nc\n\nd\n\ne"
+    assert [LineIndex(plain).position(i) for i in range(len(text))] == [
+        LineIndex(text).position(i) for i in range(len(text))]
+
+
 def test_a_text_policy_over_240000_matching_lines(policies: list[Policy]) -> None:
     """Each match's place comes from the line index: linear (a hang catcher, not a timing)."""
     [jwks] = [p for p in policies if p.id == "jwks-instance-endpoint"]

@@ -16,7 +16,16 @@ from scanner.core.tree import Tree
 from scanner.readers import ci
 from scanner.readers.api.model import GraphqlText, RestCall
 from scanner.readers.api.shell.flow import job_uses
-from scanner.readers.shell import EXPANSION_FACTOR, Command, ScriptText, Token, map_lines, read, word_chars
+from scanner.readers.shell import (
+    EXPANSION_FACTOR,
+    Command,
+    ScriptText,
+    Token,
+    map_lines,
+    read,
+    script_file,
+    word_chars,
+)
 
 from conftest import examples
 
@@ -241,3 +250,13 @@ def test_a_scalar_is_placed_on_the_lines_of_its_span(source: list[str], value: s
     for cmd in read(script):
         for w in cmd:
             assert first <= w.line <= last
+
+
+@FUZZ
+@given(text=TEXT.map(lambda t: t.replace("\r", "")))
+def test_a_script_file_with_lone_crs_reads_as_with_lfs(text: str) -> None:
+    """A lone CR ends a line (the one line model): the same commands, words and places."""
+    def words(script: ScriptText) -> list[list[tuple[str, int, int, int]]]:
+        return [[(w.text, w.line, w.column, w.end_column) for w in cmd] for cmd in read(script)]
+
+    assert words(script_file(text.replace("\n", "\r"))) == words(script_file(text))

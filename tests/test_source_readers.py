@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scanner.core.document import Document
+from scanner.core.tree import Tree
 from scanner.readers.api import javascript, ruby, terraform
 from scanner.readers.api.model import GraphqlText, RestCall
+from scanner.rules.facets import Facets
 
 from conftest import examples
 
@@ -109,3 +113,16 @@ def test_a_ruby_literal_without_escapes_is_its_own_value_at_its_own_offsets(body
     assert (second.value, list(second.offsets)) == (
         interpolation + body + newline,
         list(range(at, at + 4 + len(body))) + [at + 4 + len(body)] * len(newline))
+
+
+@settings(derandomize=True, deadline=None, max_examples=examples(200),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(pieces=st.lists(st.sampled_from([p for p in _PIECES["ruby"] if "\r" not in p]), max_size=60))
+def test_a_ruby_file_with_lone_crs_reads_as_with_lfs(pieces: list[str]) -> None:
+    """A lone CR ends a line (the one line model): a source's calls are the same at the same places."""
+    def calls(text: str) -> list[object]:
+        doc = Document("x.rb", Path("x.rb"), "ruby-source", text, Tree([], []))
+        return [use for _, use in Facets(doc, None, ruby.extract, lambda _: None).calls]
+
+    text = "/api/v4 Gitlab.\n" + "".join(pieces)
+    assert calls(text.replace("\n", "\r")) == calls(text)

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from scanner.core.lines import lf_line_ends
+
 # GitLab's default `max_yaml_size_bytes` (2 MB since gitlab-org/gitlab!160826).
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CI_NAMES = (".gitlab-ci.yml", ".gitlab-ci.yaml")
@@ -235,12 +237,13 @@ def _is_component(path: Path, directory: Path) -> bool:
 
 
 def head(path: Path, size: int = 4096) -> str | None:
-    """The first bytes of a regular file as text, for recognising its kind; None if unreadable."""
+    """The first bytes of a regular file as text, for recognising its kind; None if unreadable. A lone
+    CR is read as LF (`scanner.core.lines`), so a line-anchored pattern sees the file's lines."""
     try:
         with open(os.open(path, _OPEN_FLAGS), "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None
-            return fh.read(size).decode("utf-8", "replace")
+            return lf_line_ends(fh.read(size).decode("utf-8", "replace"))
     except (OSError, ValueError):
         return None
 

@@ -13,6 +13,13 @@ import bisect
 import re
 
 _END = re.compile(r"\r\n|\r|\n")
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def lf_line_ends(text: str) -> str:
+    """`text` with each lone CR (a line end of this model) written as LF, for a reader that splits
+    lines at LF only: every character keeps its offset, and every line its number. CRLF stays."""
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
 
 
 def split_lines(text: str) -> list[str]:

@@ -110,8 +110,10 @@ def redact_report(report: Report) -> Report:
                                    location=_redact_location(f.location))
 
     findings = [finding(f) for f in report.findings]
-    errors = [dataclasses.replace(e, message=redact_error(e.message)) for e in report.errors]
-    warnings = [dataclasses.replace(w, message=redact_error(w.message)) for w in report.warnings]
+    # An input error's path may be one the user typed (`sunset scan glpat-….yml`): said as its message is.
+    errors = [dataclasses.replace(e, path=redact_error(e.path), message=redact_error(e.message)) for e in report.errors]
+    warnings = [dataclasses.replace(w, path=redact_error(w.path), message=redact_error(w.message))
+                for w in report.warnings]
     includes = [dataclasses.replace(i, target=redact(i.target), note=redact(i.note)) for i in report.includes]
     diff = report.diff and dataclasses.replace(report.diff, fixed=tuple(finding(f) for f in report.diff.fixed))
     return dataclasses.replace(report, findings=findings, errors=errors, warnings=warnings, includes=includes,

@@ -33,6 +33,7 @@ from scanner.core.files import (
     scan_base,
     walk,
 )
+from scanner.core.lines import lf_line_ends
 from scanner.core.results import Finding, IncludeRecord, InputError, Report, internal_error
 from scanner.core.tree import ParseError, Tree
 from scanner.core.versions import Version
@@ -250,7 +251,7 @@ class Scan:
         return None
 
     def _check(self, path: Path, text: str, kind: DocumentKind, where: Path | str, data: Tree | None) -> Document:
-        data = kind.parse(text) if data is None else data
+        data = kind.parse(lf_line_ends(text)) if data is None else data  # a lone CR ends a line for every reader
         for line, message in data.warnings:  # statements not read; the rest of the file was
             self.error(where, line, message)
         doc = Document(where if isinstance(where, str) else self.shown(path), path, kind.name, text, data)

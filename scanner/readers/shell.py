@@ -39,6 +39,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from scanner.core.files import head
+from scanner.core.lines import lf_line_ends
 from scanner.core.tree import Span, Tree
 
 Pos = tuple[int, int]  # 1-based line, column
@@ -1137,6 +1138,13 @@ def program_name(word: str) -> str:
     base = word.replace("\\", "/").rsplit("/", 1)[-1]
     base = base[:-4] if base.lower().endswith(".exe") else base
     return _RENAMED.get(base, base)
+
+
+def script_file(text: str) -> ScriptText:
+    """A script file's text as one script, each line at its own position. A lone CR ends a line, as
+    in every reader (`scanner.core.lines`): it is read as LF, which keeps every offset."""
+    text = lf_line_ends(text)
+    return ScriptText(text, tuple((n, 1) for n in range(1, text.count("\n") + 2)))
 
 
 def is_shell_script(path: Path) -> bool:

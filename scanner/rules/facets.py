@@ -24,11 +24,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from scanner.core.document import Document
+from scanner.core.lines import lf_line_ends
 from scanner.core.results import Route
 from scanner.readers import ci
 from scanner.readers.api.model import GraphqlText, RestCall
 from scanner.readers.api.paths import API_BASE_ENV
-from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, Token, map_lines, read_all
+from scanner.readers.shell import DEFINES_FUNCTION, ScriptText, Token, map_lines, read_all, script_file
 
 if TYPE_CHECKING:
     from scanner.readers.settings.views import EnvVar
@@ -63,8 +64,8 @@ def shell_script(doc: Document, prefilter: re.Pattern[str]) -> Items:
     """A shell script file: one script, its lines at their own positions."""
     if not prefilter.search(doc.text):
         return []
-    script = ScriptText(doc.text, tuple((n, 1) for n in range(1, doc.text.count("\n") + 2)))
-    return [(ci.ScriptItem(doc.text, (0,), (0,)), script)]
+    script = script_file(doc.text)
+    return [(ci.ScriptItem(script.text, (0,), (0,)), script)]
 
 
 def graphql_file(text: str) -> list[Use]:
@@ -121,7 +122,9 @@ class Facets:
     @cached_property
     def calls(self) -> list[tuple[Route, Use]]:
         """A source file's calls; their findings are at the document's root with an exact span."""
-        return [((0,), use) for use in self._calls_of(self.doc.text)] if self._calls_of is not None else []
+        if self._calls_of is None:
+            return []
+        return [((0,), use) for use in self._calls_of(lf_line_ends(self.doc.text))]  # a lone CR ends a line
 
     @cached_property
     def env(self) -> list[EnvVar]:

@@ -31,6 +31,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from scanner.core.lines import lf_line_ends
+
 # Past this a file is not looked at: no --max-file-size that makes sense reads it.
 RECOGNITION_LIMIT = 64 * 1024 * 1024
 _TEMPLATE_SUFFIX = re.compile(r"\.(?:j2|jinja2?|tpl|tmpl|gotmpl|erb)$")
@@ -67,7 +69,8 @@ _REGISTRY_NAME = re.compile(rf"^(?:config|registry)[\w.-]*\.ya?ml{_TEMPLATE_EXT}
 
 
 def head(path: Path, size: int = RECOGNITION_LIMIT) -> str:
-    """The file's text (up to `size` bytes), without a leading byte-order mark; "" if unreadable."""
+    """The file's text (up to `size` bytes), without a leading byte-order mark, a lone CR read as LF
+    (`scanner.core.lines`: line-anchored patterns see its lines); "" if unreadable."""
     try:
         stat = path.stat()
     except OSError:
@@ -79,7 +82,7 @@ def head(path: Path, size: int = RECOGNITION_LIMIT) -> str:
 def _text(path: str, mtime: int, length: int, size: int) -> str:
     try:
         with open(path, "rb") as fh:
-            return fh.read(size).decode("utf-8", "replace").removeprefix("\ufeff")
+            return lf_line_ends(fh.read(size).decode("utf-8", "replace").removeprefix("\ufeff"))
     except OSError:
         return ""
 

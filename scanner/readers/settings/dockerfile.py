@@ -29,6 +29,8 @@ _ENV_LINE = re.compile(
 
 def parse_dockerfile(text: str) -> Tree:
     lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:  # a final line end starts no line (`scanner.core.lines`)
+        lines.pop()
     escape = "`" if re.match(r"#\s*escape\s*=\s*`", text) else "\\"
     root: list[Any] = []
     tree = Tree(roots=[root], root_spans=[(1, 1, len(lines), 1)])
@@ -101,8 +103,13 @@ class _Place:
         return self.position(a) + self.position(b)
 
 
+# A comment line inside a continued instruction (not its first line): Docker drops it.
+_COMMENT_LINE = re.compile(r"(?<=\n)[ \t]*#[^\n]*")
+
+
 def _assignments(tree: Tree, text: str, line: int, col: int, env: bool) -> dict[str, Any]:
     place = _Place(line, col, text)
+    text = _COMMENT_LINE.sub(lambda m: " " * len(m.group(0)), text)  # blanked: every offset stays
     data: dict[str, Any] = {}
     spans: dict[str, tuple[Span, Span]] = {}
     words = [m for m in _WORD.finditer(text) if not m.group(0).startswith("#")]

@@ -7,7 +7,8 @@ Values are followed (`scanner.readers.api.python.values`) the way the code passe
   then `for url, gl in clients.items()`), in the order statements run;
 * into the file's own functions and methods: a call of a helper is its body read again with the
   caller's arguments (`def api(method, path): return requests.request(method, f"{BASE}/{path}")`
-  then `api("PUT", "projects/1/integrations/slack")`; keywords it passes on with `**kw` included),
+  then `api("PUT", "projects/1/integrations/slack")`; keywords it passes on with `**kw` included,
+  and a `**params` it sends as the query, form or JSON: each keyword a field where the caller wrote it),
   helpers of helpers included, at most `INLINE_DEPTH` calls deep and within a budget of statements
   proportional to the file;
 * through classes: attributes set on the class or its instance (`self.base = f"{url}/api/v4"`,
@@ -456,19 +457,21 @@ class Extractor:
         recv = self.expr(f.value, scope) if isinstance(f, ast.Attribute) else self.expr(f, scope)
         args = [self.expr(a, scope) for a in node.args]
         kwargs: dict[str, Value] = {}
+        fields = {p.name: p for p in self.keyword_fields(node)}  # where each keyword is written
         for kw in node.keywords:
             self.query_context = kw.arg == "query"
             value = self.expr(kw.value, scope)
             self.query_context = False
             if kw.arg is None and isinstance(value, Keywords):
                 kwargs.update(value.given)  # `**kw` passed on: the keywords its caller gave
+                fields.update((p.name, p) for p in value.fields)
             else:
                 kwargs[kw.arg or ""] = value
         name = f.attr if isinstance(f, ast.Attribute) else ""
         if isinstance(f, ast.Name) or (isinstance(recv, Func) or _is_class(recv)) and not name:
-            return self.function_call(recv, node, args, kwargs)
+            return self.function_call(recv, node, args, kwargs, fields)
         if isinstance(recv, ClassRef):
-            return self.method_call(recv, name, node, args, kwargs)
+            return self.method_call(recv, name, node, args, kwargs, fields)
         if isinstance(recv, Callable_):
             return self.imported(Callable_(recv.module, f"{recv.name}.{name}" if name else recv.name), node, args,
                                  kwargs)
@@ -498,37 +501,40 @@ class Extractor:
             return recv.item
         return None
 
-    def function_call(self, fn: Value, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    def function_call(self, fn: Value, node: ast.Call, args: list[Value], kwargs: dict[str, Value],
+                      fields: dict[str, Param] | None = None) -> Value:
         if isinstance(fn, Callable_):
             return self.imported(fn, node, args, kwargs)
         if isinstance(fn, ClassRef) and not fn.instance:
             instance = ClassRef(fn.info, instance=True)
             init = fn.info.methods.get("__init__")
             if init is not None:
-                self.inline(Func(init, instance), args, kwargs)
+                self.inline(Func(init, instance), args, kwargs, fields)
             return instance
         if isinstance(fn, Func):
-            return self.inline(fn, args, kwargs)
+            return self.inline(fn, args, kwargs, fields)
         if fn is None and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
             return DictLit(None, tuple(self.keyword_fields(node)))  # `dict(username=…, private_profile=None)`
         return None
 
     def method_call(self, recv: ClassRef, name: str, node: ast.Call, args: list[Value],
-                    kwargs: dict[str, Value]) -> Value:
+                    kwargs: dict[str, Value], fields: dict[str, Param] | None = None) -> Value:
         method = recv.info.methods.get(name)
         if method is not None:
-            return self.inline(Func(method, recv), args, kwargs)
+            return self.inline(Func(method, recv), args, kwargs, fields)
         held = recv.info.attrs.get(name)
         if isinstance(held, Func) or _is_class(held):
-            return self.function_call(held, node, args, kwargs)
+            return self.function_call(held, node, args, kwargs, fields)
         if recv.info.session and name in _VERBS:  # a class deriving from a session
             base = recv.info.attrs.get("base_url")
             return self.http(Client(base if isinstance(base, Url) else None), name, node, args, kwargs)
         return None
 
-    def inline(self, fn: Func, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    def inline(self, fn: Func, args: list[Value], kwargs: dict[str, Value],
+               fields: dict[str, Param] | None = None) -> Value:
         """A call of one of the file's functions: its body read with the caller's arguments; its value
-        is the first value it returns that the reader knows."""
+        is the first value it returns that the reader knows. `fields` says where the caller wrote
+        each keyword, for those that land in the function's `**kwargs`."""
         node = fn.node
         if node in self.inlining or len(self.inlining) >= INLINE_DEPTH or self.budget <= 0:
             return None
@@ -544,7 +550,9 @@ class Extractor:
         for name in named & kwargs.keys():
             scope[name] = kwargs[name]
         if node.args.kwarg is not None:
-            scope[node.args.kwarg.arg] = Keywords(tuple((k, v) for k, v in kwargs.items() if k and k not in named))
+            rest = [(k, v) for k, v in kwargs.items() if k and k not in named]
+            scope[node.args.kwarg.arg] = Keywords(
+                tuple(rest), tuple(fields[k] for k, _ in rest if fields is not None and k in fields))
         self.inlining.append(node)
         self.returns.append([])
         try:
@@ -774,6 +782,8 @@ class Extractor:
     def dict_params(self, v: Value, node: ast.AST | None) -> list[Param]:
         """The fields of a dict sent as a request's query, form or JSON: its literal string keys,
         where the dict is written, then the keys set on it since."""
+        if isinstance(v, Keywords):
+            return list(v.fields)  # a helper's `**params` sent as the query, form or JSON
         d = v.node if isinstance(v, DictLit) else node if isinstance(node, ast.Dict) else None
         out: list[Param] = []
         if d is not None:

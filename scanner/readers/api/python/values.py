@@ -193,9 +193,12 @@ class Many:
 
 @dataclass(frozen=True, slots=True)
 class Keywords:
-    """A function's `**kwargs` as its caller filled it: what each keyword given holds."""
+    """A function's `**kwargs` as its caller filled it: what each keyword given holds, and each as a
+    request field written where the caller wrote it (`get("users", page=2)` sends `page` when the
+    helper passes its `**params` on as `params=params`)."""
 
     given: tuple[tuple[str, Value], ...]
+    fields: tuple[Param, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
