@@ -94,6 +94,7 @@ class _KeyedHandler:
         self.released: dict[int, tuple[float, float]] = {}  # per partition: both watermarks, after the last batch
         self.upto: dict[int, tuple[float, float]] = {}  # per partition: the watermarks its last stored marker says
         self.resumed: dict[int, dict[str, Any]] = {}  # per partition: the progress its last stored marker says
+        self.again: dict[int, tuple[int, int]] = {}  # per partition: the stage offsets [held, next) read again
         self.continuity = Continuity(settings, table)  # no stage message skipped
 
     def forget(self) -> None:
@@ -114,8 +115,7 @@ class _KeyedHandler:
         refetched = self.continuity.refetched
         for partition, group in sorted(by_partition(events).items()):
             topic = group[0].message.topic
-            if partition not in self.holding:
-                group = await self._reload(topic, partition, group)
+            group = await self._arrived(topic, partition, group)
             self.current[partition] = self.holding[partition]  # kept to the flush, even if a rebalance forgets it
             group = await self.continuity.complete(topic, partition, group)
             view = views[partition] = BatchView(self.table)
@@ -177,6 +177,14 @@ class _KeyedHandler:
                                  partition=str(partition))
         return results
 
+    async def _arrived(self, topic: str, partition: int, group: list[Any]) -> list[Any]:
+        """A batch's messages of one partition as the stage takes them: after a (re)start or
+        rebalance with the held events read again (`_reload`), and without what the last stored
+        marker covers (`_handed_again`)."""
+        if partition not in self.holding:
+            return await self._reload(topic, partition, group)
+        return self._handed_again(partition, group) if partition in self.again else group
+
     async def _reload(self, topic: str, partition: int, group: list[Any]) -> list[Any]:
         """The partition's held events after a (re)start or rebalance: the messages from the last
         stored marker's `held` offset are read again, in front of the batch (which drops its copies),
@@ -188,6 +196,7 @@ class _KeyedHandler:
         would then be applied as late, as of its watermark — not at their own time, as the first run
         and the replay apply them (tests/streams/test_stream_restart.py)."""
         self.holding[partition] = Held()
+        self.again.pop(partition, None)
         marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
         stored = marker.get("progress") if isinstance(marker, dict) else None
         if marker is None or isinstance(stored, dict):  # else a marker of the version before: the progress key
@@ -198,10 +207,22 @@ class _KeyedHandler:
         low, high = marker["upto"]  # JSON has no -inf: null is "nothing released yet"
         self.upto[partition] = (FIRST if low is None else low, FIRST if high is None else high)
         start = marker.get("held", stop)
+        self.again[partition] = (start, stop)
         again = [Reread(m) for m in await self.continuity.fetch(topic, partition, start, stop, gap=False)
                  ] if start < stop else []
-        return again + [Reread(e.message) if e.message.offset < start else e
-                        for e in group if not start <= e.message.offset < stop]
+        return again + self._handed_again(partition, group)
+
+    def _handed_again(self, partition: int, group: list[Any]) -> list[Any]:
+        """A batch's messages below the offset the last stored marker expected next, handed again
+        by a consumer that restarted from an older committed offset — in the first batch after the
+        (re)start or in any later one: those from its `held` offset on were read again for their
+        held events (dropped), those before it are `Reread` (what the marker's watermarks had passed
+        is skipped). An access has no source coordinates, so only that skips one applied long before:
+        held again, it would be applied as of the watermark and, more than `dedup_ttl` behind it, no
+        longer recognised by its id."""
+        start, stop = self.again[partition]
+        return [Reread(e.message) if e.message.offset < start else e
+                for e in group if not start <= e.message.offset < stop]
 
     async def _hold(self, message: Any, view: BatchView, due: Held, record: Any, line: bytes,
                     marks: tuple[float, float], upto: tuple[float, float] | None = None) -> None:
