@@ -28,9 +28,10 @@ id, arrival), whatever the batches and releases.
 
 `Holding` holds the events and releases them in order: the replay holds in one per stage, a
 worker's stage partition in one per watermark. `Progress` is one stage partition's record of its
-upstream sources (JSON, kept in the table under `progress_key(partition)`, so a restarted worker
-resumes it). The replay (`streams.replay.Engine`) is the one-partition case: the watermark is the
-newest event time read minus the lateness, and everything is released at the end of the file.
+upstream sources (JSON, kept in the table under `progress_key(partition)`, and in each flush marker,
+from which a restarted worker resumes it: `streams.worker.agents`). The replay
+(`streams.replay.Engine`) is the one-partition case: the watermark is the newest event time read
+minus the lateness, and everything is released at the end of the file.
 """
 
 from __future__ import annotations

@@ -9,25 +9,12 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_shell_flow import _scan
 
 from scanner.readers.api.paths import API_BASE_ENV
 from scanner.readers.api.python import source
 from scanner.rules import facets
 from scanner.rules.policy import Policy
-
-from conftest import run_scan, where
-
-Found = set[tuple[str, str, int, int]]
-
-
-def _scan(tmp_path: Path, policies: list[Policy], files: dict[str, str]) -> Found:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    report = run_scan([tmp_path], policies)
-    assert report.errors == []
-    return where(report)
 
 
 def test_one_list_of_names_for_every_reader() -> None:
@@ -115,3 +102,60 @@ def test_other_names_are_not_a_base(policies: list[Policy], name: str) -> None:
         return
     with tempfile.TemporaryDirectory() as d:
         assert _scan(Path(d), policies, {"s.sh": f'#!/bin/sh\ncurl "${name}/users?page=2"\n'}) == set()
+
+
+JS = """const axios = require("axios");
+const API = process.env.GITLAB_API_URL;
+const HOST = process.env.GITLAB_API;
+async function main() {
+  await axios.get(`${API}/users?page=2`);
+  await fetch(`${process.env.GITLAB_API_V4_URL}/projects/1/services/slack`, { method: "PUT" });
+  await fetch(`${HOST}/api/v4/geo_nodes`);
+  await fetch(`${process.env.GITLAB_API_HOST}/users?page=2`);
+}
+"""
+
+RUBY = """require "net/http"
+base = ENV["GITLAB_API_URL"]
+Net::HTTP.get(URI("#{base}/users?page=2"))
+uri = URI("#{ENV.fetch('GITLAB_API_V4_URL')}/projects/1/services/slack")
+req = Net::HTTP::Put.new(uri)
+Net::HTTP.get(URI("#{ENV['GITLAB_API_TOKEN_URL']}/users?page=2"))
+"""
+
+
+def test_javascript_and_ruby_take_the_named_bases(tmp_path: Path, policies: list[Policy]) -> None:
+    assert _scan(tmp_path, policies, {"bot.js": JS, "admin.rb": RUBY}) == {
+        ("rest-users-offset-pagination", "bot.js", 5, 33),
+        ("rest-deprecated-integrations", "bot.js", 6, 48),
+        ("rest-geo-nodes", "bot.js", 7, 30),  # the variable holds the host: the path follows /api/v4
+        ("rest-users-offset-pagination", "admin.rb", 3, 34),
+        ("rest-deprecated-integrations", "admin.rb", 4, 45),
+    }
+
+
+_LANGS = {
+    # (how the reference base is written, how a named base is written, file name)
+    "js": ("${process.env.CI_API_V4_URL}", "${process.env.%s}", "a.js", "fetch(`%s/%s`);\n"),
+    "ruby": ("#{ENV['CI_API_V4_URL']}", "#{ENV['%s']}", "a.rb", 'Net::HTTP.get(URI("%s/%s"))\n'),
+    "python": ("{os.environ['CI_API_V4_URL']}", "{os.environ['%s']}", "a.py",
+               'import os, requests\nrequests.get(f"%s/%s")\n'),
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(lang=st.sampled_from(sorted(_LANGS)), name=st.sampled_from(API_BASE_ENV), path=_PATHS)
+def test_every_reader_reads_a_named_base_as_ci_api_v4_url(
+    policies: list[Policy], lang: str, name: str, path: str
+) -> None:
+    """Property: in JavaScript, Ruby and Python alike, a URL built on one of the named variables gives
+    exactly what the same URL built on `CI_API_V4_URL` gives, at the same places."""
+    import tempfile
+
+    ref, named, file, line = _LANGS[lang]
+    var = named % name
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        want = _scan(Path(a), policies, {file: line % (ref, path)})
+        got = _scan(Path(b), policies, {file: line % (var, path)})
+    shift = len(var) - len(ref)
+    assert got == {(p, f, ln, col + shift) for p, f, ln, col in want}

@@ -10,10 +10,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_shell_flow import _scan as _scan_files
 
 from scanner.rules.policy import Policy
-
-from conftest import run_scan, where
 
 TOKEN = "runner-registration-token"
 ARGS = "runner-register-server-side-arguments"
@@ -51,11 +50,7 @@ FILLER = """\
 
 
 def _scan(files: dict[str, str], policies: list[Policy], root: Path) -> set[tuple[str, str, int, int]]:
-    for name, text in files.items():
-        (root / name).write_text(text)
-    report = run_scan([root], policies)
-    assert report.errors == []
-    return where(report)
+    return _scan_files(root, policies, files)
 
 
 def _indent(text: str) -> str:

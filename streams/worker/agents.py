@@ -13,13 +13,19 @@ Exact after a crash without broker transactions:
 * Each flush marker (`streams.worker.batching`) also says `held`: the lowest stage offset of a
   message with an event still held. A restarted worker (or a partition that moved) reads the stage
   topic from there up to the offset expected next (`streams.worker.continuity`) and holds those
-  events again.
+  events again. It also says the partition's `progress`, from which the restarted stage's
+  watermarks resume: the progress key written by the same flush may be stored without the marker,
+  ahead of the events held again, and those must be applied at their own time, not as late ones.
 * Each key's value records, per input partition, the highest source coordinates it has *applied*
   (`src`), and the coordinates of its events still held below them (`pend`: a key's events are
   applied in event-time order, not in arrival order), in the same changelog record as the state
   they produced. So a record read again — by that re-read, or redelivered — is skipped when its
   key has applied it, and held again when it has not; a crash between any two changelog records
   of a flush loses nothing and applies nothing twice.
+* The actor stage tells the project stage how far it has released only once the flush that
+  stored that state is on the broker: a project partition never releases past an event that a
+  restarted actor partition applies again, so the accesses it forwards again arrive in time and
+  are recognised as repeats by their ids.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ class _KeyedHandler:
         self.marks: dict[int, float] = {}  # per partition: the watermark of the last batch
         self.released: dict[int, tuple[float, float]] = {}  # per partition: both watermarks, after the last batch
         self.upto: dict[int, tuple[float, float]] = {}  # per partition: the watermarks its last stored marker says
+        self.resumed: dict[int, dict[str, Any]] = {}  # per partition: the progress its last stored marker says
         self.continuity = Continuity(settings, table)  # no stage message skipped
 
     def forget(self) -> None:
@@ -126,7 +133,10 @@ class _KeyedHandler:
         for partition, view in views.items():
             current[partition].pend(view, SRC)
         written = await flush_views(views, {p: self.continuity.next.get(p) for p in views},
-                                    {p: current[p].marker(self.released.get(p)) for p in views})
+                                    {p: {**current[p].marker(self.released.get(p)),
+                                         "progress": orjson.loads(orjson.dumps(views[p].get(progress_key(p))))}
+                                     for p in views})
+        await self.after_flush(sorted(views))
         metrics.inc("sunset_stream_changelog_writes_total", written, table=self.table.name)
         metrics.inc("sunset_stream_messages_total", len(events), stage=self.stage_name)
         metrics.inc("sunset_stream_events_total", self.applied, stage=self.stage_name)
@@ -143,7 +153,7 @@ class _KeyedHandler:
         worth beyond the lateness)."""
         lateness, results = self.settings.allowed_lateness, []
         due = self.current[partition]
-        progress = view.get(progress_key(partition)) or new_progress()
+        progress = self.resumed.pop(partition, None) or view.get(progress_key(partition)) or new_progress()
         marks = watermarks(progress, lateness, self.kind)
         for event in group:
             moved = False
@@ -171,9 +181,17 @@ class _KeyedHandler:
         """The partition's held events after a (re)start or rebalance: the messages from the last
         stored marker's `held` offset are read again, in front of the batch (which drops its copies),
         and their events held again — but those before its `upto` watermarks (applied and stored
-        then, as is every record of the batch before `held`) or that their keys have applied since."""
+        then, as is every record of the batch before `held`) or that their keys have applied since.
+
+        The watermarks resume from the marker's `progress`, not from the progress key: a flush killed
+        after writing that key and before its marker leaves it ahead of the events held again, which
+        would then be applied as late, as of its watermark — not at their own time, as the first run
+        and the replay apply them (tests/streams/test_stream_restart.py)."""
         self.holding[partition] = Held()
         marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
+        stored = marker.get("progress") if isinstance(marker, dict) else None
+        if marker is None or isinstance(stored, dict):  # else a marker of the version before: the progress key
+            self.resumed[partition] = new_progress() if stored is None else orjson.loads(orjson.dumps(stored))
         stop = self.continuity.expected(partition)
         if not isinstance(marker, dict) or stop is None or not marker.get("upto"):
             return group  # nothing stored yet
@@ -257,6 +275,9 @@ class _KeyedHandler:
     async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
         """What to do with access records the stage produced (the actor stage forwards them)."""
 
+    async def after_flush(self, partitions: list[int]) -> None:
+        """What to send once the batch's state is stored (the actor stage's progress reports)."""
+
     async def before_flush(self, views: dict[int, BatchView]) -> None:
         """Last changes to the batch's views before they are written (the actor stage's sweep)."""
 
@@ -337,13 +358,24 @@ class ActorHandler(_KeyedHandler):
         return expired
 
     async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
-        """Forward the accesses; then tell every project partition how far each actor partition
-        has released (after the accesses, on the same partitions: they arrive first)."""
+        """Forward the accesses to their projects' partitions."""
         by_partition: Records = defaultdict(list)
         parts = self.settings.partitions
         for access in accesses:
             by_partition[partition_for(access["pkey"], parts)].append(access)
         await self.out.forward(self.by_project, by_partition)
+
+    async def after_flush(self, partitions: list[int]) -> None:
+        """Tell every project partition how far each actor partition has released — once the
+        flush that stored its state and marker is on the broker, and after the accesses, on the
+        same partitions (they arrive first).
+
+        Told before, a project partition could release past events whose application a kill
+        then lost: the restarted actor partition applies them again from its marker and forwards
+        their accesses again, behind the project's watermark — late, applied as of it, and, more
+        than `dedup_ttl` behind it, no longer recognised as repeats (a job-token gap counted
+        twice; tests/streams/test_stream_restart.py)."""
+        parts = self.settings.partitions
         moved: dict[int, float] = {}
         for partition in partitions:
             mark = self.marks.get(partition, FIRST)

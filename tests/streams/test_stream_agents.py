@@ -28,8 +28,8 @@ APP = "agents"
 BASE = 1748854800.0  # streamkit.at(0)
 
 
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> Sent:
+@pytest.fixture(name="sent")
+def sent_fixture(monkeypatch: pytest.MonkeyPatch) -> Sent:
     """Every record the app's producer is given, as (topic, key, value, partition), and no broker."""
     records: Sent = []
 

@@ -19,6 +19,7 @@ import re
 
 from scanner.readers.api.lexed import GRAPHQL_TEXT, Tok, document, interpolation_end, rest_call
 from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
+from scanner.readers.api.paths import API_BASE_ENV, env_base_in
 
 # the lexer ------------------------------------------------------------------------------------
 
@@ -87,9 +88,10 @@ def lex(text: str) -> list[Tok]:
 
 # the calls ------------------------------------------------------------------------------------
 
-PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql|/tags/reference/|PRIVATE-TOKEN|JOB-TOKEN")
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|gql|/tags/reference/|PRIVATE-TOKEN|JOB-TOKEN|"
+                       + "|".join(API_BASE_ENV))
 # A file whose own request helpers take paths relative to GitLab's API (`_Js._wrapped_calls`).
-_GITLAB = re.compile(r"/api/v4|CI_API_V4_URL|[\"'](?:PRIVATE|JOB)-TOKEN[\"']")
+_GITLAB = re.compile(r"/api/v4|CI_API_V4_URL|[\"'](?:PRIVATE|JOB)-TOKEN[\"']|\b(?:" + "|".join(API_BASE_ENV) + r")\b")
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "function", "await", "typeof",
                         "new", "super", "constructor"})
 _MAX_TYPE = 64  # tokens of a type annotation read, at most
@@ -116,6 +118,7 @@ class _Js:
         for k in stack:
             self.close[k] = len(self.toks)
         self.bases = self._bases()
+        self.env_bases = self._env_bases()
 
     def pos(self, offset: int) -> tuple[int, int]:
         return offset_pos(self.starts, offset)
@@ -133,6 +136,29 @@ class _Js:
                     out.add(t[k + 1].value)
         return out
 
+    def _env_bases(self) -> dict[str, str]:
+        """`const API = process.env.GITLAB_API_URL`: a const that holds one of `API_BASE_ENV` (and no
+        `/api/v4` of its own) → that variable, written as `$GITLAB_API_URL`."""
+        out: dict[str, str] = {}
+        t = self.toks
+        for k in range(len(t) - 3):
+            if t[k].value in ("const", "let", "var") and t[k + 1].kind == "id" and t[k + 2].value == "=":
+                start = t[k + 3].start
+                line_end = self.text.find("\n", start, start + 4096)
+                rhs = self.text[start : line_end if line_end >= 0 else start + 4096]
+                env = env_base_in(rhs)
+                if env is not None and t[k + 1].value not in self.bases:
+                    out[t[k + 1].value] = "$" + env
+        return out
+
+    def _named(self, name: str) -> str:
+        """What a name stands for in a URL: GitLab's API base, one of `API_BASE_ENV`, or unknown."""
+        if name in self.bases or name == "CI_API_V4_URL":
+            return _API_BASE
+        if name in API_BASE_ENV:
+            return "$" + name
+        return self.env_bases.get(name, "{}")
+
     def _piece(self, toks: list[Tok]) -> tuple[str, list[int | None]]:
         """The URL an argument expression builds, with the source offset of each literal char."""
         url: list[str] = []
@@ -148,7 +174,7 @@ class _Js:
                 while k + 2 < len(toks) and toks[k + 1].value == "." and toks[k + 2].kind == "id":
                     k += 2  # `process.env.CI_API_V4_URL`: the last name says what it is
                 last = toks[k].value
-                text = "$CI_API_V4_URL" if last in self.bases or last == "CI_API_V4_URL" else "{}"
+                text = self._named(last)
                 url.append(text)
                 offs.extend([None] * len(text))
             k += 1
@@ -164,8 +190,9 @@ class _Js:
                 while j < len(tk.value) and tk.value[j] == "\0":
                     j += 1
                 expr = next(exprs, "")
-                known = "CI_API_V4_URL" in expr or expr.strip() in self.bases
-                for ch in "$CI_API_V4_URL" if known else "{}":
+                env = env_base_in(expr)
+                text = _API_BASE if "CI_API_V4_URL" in expr else "$" + env if env else self._named(expr.strip())
+                for ch in text:
                     out.append((ch, tk.offsets[i], True))
                 i = j
             else:

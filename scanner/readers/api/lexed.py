@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scanner.readers.api.model import GraphqlText, Param, RestCall
-from scanner.readers.api.paths import api_url, query_pairs
+from scanner.readers.api.paths import api_base_url, query_pairs
 
 
 @dataclass(slots=True)
@@ -53,7 +53,7 @@ def rest_call(method: str, url: str, offs: list[int | None], fallback: int, pos:
     """The call to `url` (each character's source offset in `offs`, None where not written in
     the file), or None when it is not a REST v4 URL. The path is placed at its first written
     character (else at `fallback`); query parameters at theirs."""
-    parts = api_url(url)
+    parts = api_base_url(url)
     if parts is None:
         return None
     at = next((o for o in offs[parts.path_at :] if o is not None), fallback)

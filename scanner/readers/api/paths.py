@@ -68,6 +68,16 @@ def api_url(url: str, bases: Iterable[str] = ()) -> UrlParts | None:
     return UrlParts(path or "/", start, query, query_at)
 
 
+_ENV_BASE_WORD = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, API_BASE_ENV), key=len, reverse=True)) + r")\b")
+
+
+def env_base_in(text: str) -> str | None:
+    """The first name of `API_BASE_ENV` written in `text` as a whole word (`process.env.GITLAB_API`,
+    `ENV.fetch("GITLAB_API_URL")`), or None."""
+    m = _ENV_BASE_WORD.search(text)
+    return m.group(0) if m else None
+
+
 def api_base_url(url: str) -> UrlParts | None:
     """`api_url` that also takes a URL starting with one of `API_BASE_ENV` (unless the URL holds
     `/api/v4` itself: then that variable is the host, and the path starts after `/api/v4`)."""

@@ -26,6 +26,7 @@ import re
 
 from scanner.readers.api.lexed import GRAPHQL_TEXT, Tok, document, interpolation_end, rest_call
 from scanner.readers.api.model import UNKNOWN, GraphqlText, Param, RestCall, line_starts, offset_pos
+from scanner.readers.api.paths import API_BASE_ENV, api_base_url, env_base_in
 
 # the lexer ------------------------------------------------------------------------------------
 
@@ -185,12 +186,14 @@ GEM_CLIENT = "Gitlab"
 
 # the calls ------------------------------------------------------------------------------------
 
-PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|/tags/reference/|\bGitlab(?:\.|::Client)", re.IGNORECASE)
+PREFILTER = re.compile(r"/api/v4|CI_API_V4_URL|graphql|/tags/reference/|\bGitlab(?:\.|::Client)|"
+                       + "|".join(API_BASE_ENV), re.IGNORECASE)
 CAP = 256  # tokens of a call's arguments read, at most: a URL or an options hash is never longer
 MAX_URL = 4096  # characters of a URL followed, at most
 _VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
 _NET_HTTP = {"Get": "GET", "Post": "POST", "Put": "PUT", "Patch": "PATCH", "Delete": "DELETE"}
 _LITERALS = {"true": True, "false": False, "nil": None}
+_ENV_BASES = frozenset({"CI_API_V4_URL", *API_BASE_ENV})  # environment variables that hold the API base
 Url = tuple[str, list[int | None]]  # a URL and the source offset of each character (None: not written here)
 
 
@@ -221,9 +224,9 @@ class _Rb:
         for k, tk in enumerate(toks):
             if tk.kind == "p" and tk.value == ";" or len(offs) > MAX_URL:
                 break
-            if tk.kind == "str" and tk.value == "CI_API_V4_URL":  # `ENV["CI_API_V4_URL"]`, `ENV.fetch(…)`
-                text.append("$CI_API_V4_URL")
-                offs.extend([None] * 14)
+            if tk.kind == "str" and tk.value in _ENV_BASES:  # `ENV["CI_API_V4_URL"]`, `ENV.fetch(…)`
+                text.append("$" + tk.value)
+                offs.extend([None] * (len(tk.value) + 1))
             elif tk.kind == "str":
                 exprs = iter(tk.exprs)
                 i = 0
@@ -250,6 +253,8 @@ class _Rb:
         name = expr.strip()
         if "CI_API_V4_URL" in expr:
             return "$CI_API_V4_URL", [None] * 14
+        if (env := env_base_in(expr)) is not None:  # `#{ENV["GITLAB_API_URL"]}`
+            return "$" + env, [None] * (len(env) + 1)
         if name in self.names:
             return self.names[name]
         return "{}", [None, None]
@@ -310,7 +315,7 @@ class _Rb:
             if tk.kind == "id" and k + 1 < len(t) and t[k + 1].value == "=" and t[k + 2 : k + 3] and \
                     t[k + 2].value not in ("=", ">", "~"):
                 found = self.url(self.same_line(k + 1))
-                if "/api/v4" in found[0] or "CI_API_V4_URL" in found[0]:
+                if "/api/v4" in found[0] or "CI_API_V4_URL" in found[0] or api_base_url(found[0]) is not None:
                     self.names[tk.value] = found
                 if t[k + 2].value == GEM_CLIENT and len(t) > k + 4 and t[k + 4].value in ("client", "Client"):
                     clients.add(tk.value)  # `client = Gitlab.client(…)`, `Gitlab::Client.new(…)`
