@@ -114,8 +114,9 @@ class KafkaPublisher:
             self._pending.add(task)  # let it finish (or fail) in the background; the client gets 503
             task.add_done_callback(self._finished)
             raise BrokerUnavailable("no acknowledgement in time")
-        if task.exception() is not None:
-            raise BrokerUnavailable(repr(task.exception()))
+        if (failed := task.exception()) is not None:  # the client hears its kind; the text is the log's
+            log.warning("publish failed: %s: %s", type(failed).__name__, failed)
+            raise BrokerUnavailable(type(failed).__name__)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._pending.discard(task)

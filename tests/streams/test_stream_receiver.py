@@ -153,7 +153,9 @@ def test_broker_going_down_is_503(tmp_path: Path) -> None:
     finally:
         own.stop()
     assert before == (200, {"accepted": 1, "dead_letters": 0})
-    assert after[0] == 503 and after[1]["error"].startswith("broker unavailable: ")
+    assert after[0] == 503 and after[1]["error"] in (  # never the client's text of an exception
+        "broker unavailable: no acknowledgement in time", "broker unavailable: KafkaConnectionError",
+        "broker unavailable: KafkaTimeoutError", "broker unavailable: RequestTimedOutError")
     assert sample_values(parse_metrics(metrics)) == {
         'sunset_receiver_requests_total{code="200"}': 1, 'sunset_receiver_requests_total{code="503"}': 1,
         "sunset_receiver_events_total": 1, "sunset_receiver_bytes_total": len(body)}
