@@ -117,15 +117,17 @@ class _Js:
                 self.close[stack.pop()] = k
         for k in stack:
             self.close[k] = len(self.toks)
-        self.bases = self._bases()
-        self.env_bases = self._env_bases()
+        self.bases, self.env_bases = self._bases()
 
     def pos(self, offset: int) -> tuple[int, int]:
         return offset_pos(self.starts, offset)
 
-    def _bases(self) -> set[str]:
-        """`const API = \\`${process.env.CI_SERVER_URL}/api/v4\\`` and the like."""
-        out: set[str] = set()
+    def _bases(self) -> tuple[set[str], dict[str, str]]:
+        """The consts that hold GitLab's API base: `const API = \\`${process.env.CI_SERVER_URL}/api/v4\\``
+        and the like; and those that hold one of `API_BASE_ENV` with no `/api/v4` of their own
+        (`const API = process.env.GITLAB_API_URL` → `$GITLAB_API_URL`)."""
+        bases: set[str] = set()
+        env_bases: dict[str, str] = {}
         t = self.toks
         for k in range(len(t) - 3):
             if t[k].value in ("const", "let", "var") and t[k + 1].kind == "id" and t[k + 2].value == "=":
@@ -133,23 +135,10 @@ class _Js:
                 line_end = self.text.find("\n", start, start + 4096)
                 rhs = self.text[start : line_end if line_end >= 0 else start + 4096]
                 if "/api/v4" in rhs or "CI_API_V4_URL" in rhs:
-                    out.add(t[k + 1].value)
-        return out
-
-    def _env_bases(self) -> dict[str, str]:
-        """`const API = process.env.GITLAB_API_URL`: a const that holds one of `API_BASE_ENV` (and no
-        `/api/v4` of its own) → that variable, written as `$GITLAB_API_URL`."""
-        out: dict[str, str] = {}
-        t = self.toks
-        for k in range(len(t) - 3):
-            if t[k].value in ("const", "let", "var") and t[k + 1].kind == "id" and t[k + 2].value == "=":
-                start = t[k + 3].start
-                line_end = self.text.find("\n", start, start + 4096)
-                rhs = self.text[start : line_end if line_end >= 0 else start + 4096]
-                env = env_base_in(rhs)
-                if env is not None and t[k + 1].value not in self.bases:
-                    out[t[k + 1].value] = "$" + env
-        return out
+                    bases.add(t[k + 1].value)
+                elif (env := env_base_in(rhs)) is not None:
+                    env_bases[t[k + 1].value] = "$" + env
+        return bases, env_bases
 
     def _named(self, name: str) -> str:
         """What a name stands for in a URL: GitLab's API base, one of `API_BASE_ENV`, or unknown."""
