@@ -11,18 +11,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_shell_flow import _scan
 
+from scanner.core.document import Document
+from scanner.core.tree import Tree
 from scanner.readers.api.paths import API_BASE_ENV
 from scanner.readers.api.python import source
 from scanner.rules import facets
 from scanner.rules.policy import Policy
 
 
+def _text(text: str) -> Document:
+    return Document("x.sh", Path("x.sh"), "shell", text, Tree([], []))
+
+
 def test_one_list_of_names_for_every_reader() -> None:
     assert source.API_ENV is API_BASE_ENV
     for name in API_BASE_ENV:
         assert source.PREFILTER.search(f"x = os.environ['{name}']")
-        assert facets._API_ANCHORS.search(f'curl "${name}/users"')
-    assert not facets._API_ANCHORS.search('curl "$GITLAB_API_TOKEN_FILE/users"')
+        assert facets.api_possible(_text(f'curl "${name}/users"'))
+    assert not facets.api_possible(_text('curl "$GITLAB_API_TOKEN_FILE/users"'))
 
 
 def test_shell_script_takes_the_named_bases(tmp_path: Path, policies: list[Policy]) -> None:

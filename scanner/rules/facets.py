@@ -17,6 +17,7 @@ no kind reads it under that name, the settings matchers apply to it by default. 
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -41,13 +42,18 @@ Items = list[tuple[ci.ScriptItem, ScriptText]]
 ScriptsOf = Callable[[Document, re.Pattern[str]], Items]
 CallsOf = Callable[[str], Sequence[Use]]  # a source file's text → the calls its reader extracts
 
-# A shell call is only recognised as GitLab's API through one of these words in the same file.
-_API_ANCHORS = re.compile(r"api/v4|CI_API_V4_URL|api/graphql|CI_API_GRAPHQL_URL|glab|/tags/reference/|"
-                          r"\b(?:" + "|".join(map(re.escape, API_BASE_ENV)) + r")\b")
+# A shell call is only recognised as GitLab's API through one of these words in the same file, or
+# one of the names of `API_BASE_ENV` as a whole word. Each word is looked for with `in` (a scan of
+# the text in C); a regular expression of all of them would be tried at every position.
+_API_WORDS = ("api/v4", "CI_API_V4_URL", "api/graphql", "CI_API_GRAPHQL_URL", "glab", "/tags/reference/")
+_API_BASE_NAMES = re.compile(r"\b(?:" + "|".join(map(re.escape, API_BASE_ENV)) + r")\b")
+_BASE_PREFIX = os.path.commonprefix(API_BASE_ENV)
 
 
 def api_possible(doc: Document) -> bool:
-    return _API_ANCHORS.search(doc.text) is not None
+    text = doc.text
+    return any(word in text for word in _API_WORDS) or (
+        _BASE_PREFIX in text and _API_BASE_NAMES.search(text) is not None)
 
 
 def ci_scripts(doc: Document, prefilter: re.Pattern[str]) -> Items:
