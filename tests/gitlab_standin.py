@@ -336,7 +336,9 @@ class StandIn:
         self.instance = instance
         self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.instance = instance
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop to look again: every 0.5 s by default
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01},
+                                       daemon=True)
 
     @property
     def url(self) -> str:
