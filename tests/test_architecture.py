@@ -172,13 +172,16 @@ def test_every_scanner_module_has_a_floor() -> None:
 # first imports the other libraries the project imports (those that are installed): a child then
 # pays only for the project's own modules, and a project module that lacks an import still fails.
 _ALONE = """
-import os, sys, traceback
+import gc, os, sys, traceback
 libraries, modules = sys.argv[1].split(), sys.argv[2:]
 for library in libraries:
     try:
         __import__(library)
     except Exception:
         pass  # not installed here, or not importable first: the child that needs it reports it
+# no collection in the children (each only imports), and none of them touching the parent's objects
+gc.disable()
+gc.freeze()
 bad = []
 for name in modules:
     pid = os.fork()
