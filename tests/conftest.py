@@ -190,6 +190,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
+    # The tests that take seconds first, the rest in their order: xdist hands them out in this order,
+    # so the quick ones fill the gaps at the end instead of one worker waiting on a slow one.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")

@@ -104,6 +104,7 @@ def _said(text: str) -> list[str]:
 FORMATS = ("json", "concise", "sarif", "codequality", "markdown", "html")
 
 
+@pytest.mark.slow
 def test_a_hostile_tree_is_said_in_lines_never_a_traceback(hostile: Path, tmp_path: Path) -> None:
     """One run, every format: colour text on stdout, the others in `--output` files."""
     outputs = [arg for fmt in FORMATS for arg in ("--output", f"{fmt}={tmp_path / ('report.' + fmt)}")]

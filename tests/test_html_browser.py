@@ -34,6 +34,7 @@ def opened(args: list[str], tmp: Path) -> tuple[Page, dict[str, Any]]:
     return parse(shown.dom), json.loads((tmp / "r.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_checkout_report_in_chromium(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     page, data = opened(["scan", "samples", "--target", "18.0"], tmp_path)
@@ -47,6 +48,7 @@ def test_the_checkout_report_in_chromium(tmp_path: Path, monkeypatch: pytest.Mon
                for k in ("error", "warning", "info")} | {"problems": 0} for path in files}
 
 
+@pytest.mark.slow
 def test_the_instance_report_in_chromium(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUNSET_GITLAB_TOKEN", TOKEN)
     with StandIn(acme()) as url:
@@ -107,6 +109,7 @@ def clipped_labels(page: Path, tmp: Path) -> tuple[int, list[str]]:
     return measured, json.loads(html_unescape(found.group(1)))
 
 
+@pytest.mark.slow
 def test_links_csp_and_no_clipped_label_in_chromium(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUNSET_GITLAB_TOKEN", TOKEN)
     with StandIn(acme()) as url:

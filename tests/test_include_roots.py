@@ -95,6 +95,7 @@ def _clone(tmp_path: Path) -> Path:
     return clone
 
 
+@pytest.mark.slow
 def test_sunsets_own_checkout_scans_without_an_input_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

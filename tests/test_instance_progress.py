@@ -32,6 +32,7 @@ def scan(args: list[str], tmp: Path, tty: bool, after: str | None = None) -> tup
     return done.returncode, done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["html", "json", "text"])
 def test_an_instance_scan_shows_progress_on_a_terminal(tmp_path: Path, fmt: str) -> None:
     inst = acme()

@@ -173,6 +173,7 @@ def test_archived_projects_only_when_asked(gitlab: tuple[Instance, str], tmp_pat
     assert "acme/apps/old" in [p["project"] for p in report["projects"]]
 
 
+@pytest.mark.slow
 def test_pages_and_rate_limits(gitlab: tuple[Instance, str], tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
     inst, url = gitlab

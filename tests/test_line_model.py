@@ -118,6 +118,7 @@ def test_lf_line_ends_keeps_every_offset_and_line() -> None:
         LineIndex(text).position(i) for i in range(len(text))]
 
 
+@pytest.mark.slow
 def test_a_text_policy_over_240000_matching_lines(policies: list[Policy]) -> None:
     """Each match's place comes from the line index: linear (a hang catcher, not a timing)."""
     [jwks] = [p for p in policies if p.id == "jwks-instance-endpoint"]

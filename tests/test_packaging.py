@@ -15,6 +15,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from scanner import __version__
 
 from conftest import ROOT, WHEEL, sunset
@@ -128,6 +130,7 @@ def _runner_checkout(into: Path) -> None:
     git("checkout", "--quiet", "--force", "FETCH_HEAD")
 
 
+@pytest.mark.slow
 def test_release_refuses_a_tag_that_does_not_name_the_version(tmp_path: Path) -> None:
     """In a checkout of this repository as CI makes one (tags are never made in the real one by a test)."""
     clone = tmp_path / "clone"

@@ -70,6 +70,7 @@ def reports(policies: list[Policy]) -> dict[str, list[dict[str, object]]]:
     return {t: [finding_dict(f) for f in run_scan(folders, policies, t).findings] for t in TARGETS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_no_error_contradicts_its_own_record(target: str, reports: dict[str, list[dict[str, object]]]) -> None:
     """Every policy's fail fixtures at every target: an error is removed at or before the target by

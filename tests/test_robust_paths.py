@@ -217,6 +217,7 @@ def test_a_wildcard_include_leaves_other_kinds_alone(repo: Path, capsys: pytest.
     }
 
 
+@pytest.mark.slow
 def test_a_thousand_wildcards_over_twenty_thousand_files(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Bounded: one error names the limit, and the run ends well within the budget (a hang catcher)."""
     files = repo / "many"

@@ -293,6 +293,7 @@ _ADVERSARIAL = [
 ]
 
 
+@pytest.mark.slow
 def test_redaction_is_linear_on_60_kb_lines() -> None:
     """Each adversarial 60 KB line is redacted in a subprocess that must finish within 60 s (a
     quadratic redactor took minutes on 40 KB); this asserts completion, not a speed."""

@@ -186,6 +186,7 @@ def _cpu(work: Callable[[], object]) -> float:
     return time.process_time() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_crafted_scripts_are_read_in_bounded_work(family: str) -> None:
     text = FAMILIES[family]

@@ -90,6 +90,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_crafted_source_is_read_in_bounded_work(family: str) -> None:
     reader, text = FAMILIES[family]

@@ -82,6 +82,7 @@ CASES: dict[str, Case] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_one_long_line(tmp_path: Path, name: str) -> None:
     file_name, text, place, made, _ = CASES[name]
@@ -97,6 +98,7 @@ def test_one_long_line(tmp_path: Path, name: str) -> None:
     assert report["errors"] == []
 
 
+@pytest.mark.slow
 def test_a_finding_line_repeated_50000_times(tmp_path: Path) -> None:
     """Linear, and the report bounded: the first `MAX_PER_FILE` lines are reported, one warning
     counts the rest and names the first line left out."""
