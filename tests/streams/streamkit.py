@@ -299,3 +299,13 @@ def run_worker_fixture(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPath
     yield start
     for worker in workers:
         worker.stop()
+
+
+def special_path(tmp_path: Path, special: str) -> Path:
+    """A path that is no regular file: `/dev/zero` as given, a FIFO nobody writes to (reading it would
+    wait forever), a folder, or a name that does not exist."""
+    if special == "fifo":
+        path = tmp_path / "named.fifo"
+        os.mkfifo(path)
+        return path
+    return {"folder": tmp_path, "missing": tmp_path / "missing"}.get(special, Path(special))

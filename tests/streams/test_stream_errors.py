@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from streamkit import SAMPLE
+from streamkit import SAMPLE, special_path
 
 from conftest import sunset
 
@@ -63,14 +63,7 @@ def test_the_output_file_is_written_whole(tmp_path: Path) -> None:
                                                  ("replay", "")])
 def test_a_file_option_that_is_no_regular_file_is_one_line_and_exit_2(tmp_path: Path, special: str,
                                                                        command: str, option: str) -> None:
-    path = Path(special)
-    if special == "fifo":
-        path = tmp_path / "named.fifo"
-        os.mkfifo(path)  # nobody writes: reading it would wait forever
-    elif special == "folder":
-        path = tmp_path
-    elif special == "missing":
-        path = tmp_path / "missing"
+    path = special_path(tmp_path, special)
     broker = ["--broker", "kafka://127.0.0.1:1"] if command in ("receive", "publish") else []  # never reached
     done = sunset("stream", command, *[option] * bool(option), path, *broker, process=True, timeout=60)
     said = f"{option} {path}" if option else str(path)

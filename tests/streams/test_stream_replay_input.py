@@ -4,14 +4,13 @@ that a terminal cannot be tricked by, and a quiet end when its reader stops read
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
-from streamkit import ROOT, SAMPLE, event, limits, stream_cli
+from streamkit import ROOT, SAMPLE, event, limits, special_path, stream_cli
 
 from streams.events import BOM, MAX_PAYLOAD_BYTES, MAX_SNAPSHOT_BYTES, MAX_VALUES, too_large
 from streams.replay import bounded_lines, replay_file, replay_lines
@@ -33,12 +32,7 @@ def test_a_byte_order_mark_keeps_the_first_event(tmp_path: Path) -> None:
 @pytest.mark.parametrize("special", ["/dev/zero", "fifo", "folder"])
 def test_an_allowlist_snapshot_that_is_not_a_regular_file_is_one_line_and_exit_2(tmp_path: Path,
                                                                                  special: str) -> None:
-    path = Path(special)
-    if special == "fifo":
-        path = tmp_path / "snapshot.fifo"
-        os.mkfifo(path)  # nobody writes: reading it would wait forever
-    elif special == "folder":
-        path = tmp_path
+    path = special_path(tmp_path, special)
     done = stream_cli("replay", str(SAMPLE), "--allowlist-snapshot", str(path), timeout=30)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"sunset stream replay: {path}: not a regular file\n")
 
