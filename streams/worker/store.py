@@ -26,6 +26,7 @@ below the end offset is in the database. On a restart Faust reads each changelog
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -74,6 +75,14 @@ class Store(rocksdb.Store):
       that is not there is absent without a database read, and `keys()`, `items()`, `len()` (the
       views, `/metrics`, the actor sweep) walk them instead of decoding every key of the
       database, and take the values the cache has: only the others are read and decoded.
+    * a write stays in the cache (`_dirty`) until its partition's applied changelog offset is
+      recorded (`set_persisted_offset`, every `PERSIST_EVERY` s), the value leaves the cache, the
+      partition is revoked or the store stops: then the key's latest value is written once,
+      however many batches changed it meanwhile. A flush writes each changed key of a batch (its
+      whole value, often kilobytes); writing them all through made RocksDB (encoding, WAL,
+      memtable, the flushes and compactions that follow) the worker's largest cost after the
+      stages themselves. What a SIGKILL loses was not recorded as applied: the restart reads it
+      from the changelog, from the offset recorded with the writes that preceded it.
 
     The changelog records that recovery or a standby applies replace what the cache holds of their keys.
     """
@@ -84,12 +93,49 @@ class Store(rocksdb.Store):
         super().__init__(*args, **kwargs)
         self._values: OrderedDict[Any, Any] = OrderedDict()  # decoded key -> decoded value, least recent first
         self._keys: dict[int, dict[Any, None]] = {}  # partition -> its keys (decoded), in database then write order
+        self._dirty: dict[int, dict[Any, None]] = {}  # partition -> keys written here, not yet to its database
 
     def _remember(self, key: Any, value: Any) -> None:
-        self._values[key] = value
-        self._values.move_to_end(key)
-        if len(self._values) > self.CACHED:
-            self._values.popitem(last=False)
+        values = self._values
+        values[key] = value
+        values.move_to_end(key)
+        if len(values) > self.CACHED:
+            old, old_value = values.popitem(last=False)
+            partition = self._partition_of(old)
+            dirty = self._dirty.get(partition)
+            if dirty is not None and dirty.pop(old, _MISSING) is not _MISSING:
+                self._db_for_partition(partition).put(orjson.dumps(old), orjson.dumps(old_value))
+
+    def _write_dirty(self, partition: int, keys: Iterable[Any] | None = None) -> int:
+        """Write a partition's changed keys (`keys` of them: all by default) to its database; how many."""
+        dirty = self._dirty.get(partition)
+        if not dirty:
+            return 0
+        todo = list(dirty) if keys is None else [key for key in keys if key in dirty]
+        db, values = self._db_for_partition(partition), self._values
+        for key in todo:
+            db.put(orjson.dumps(key), orjson.dumps(values[key]))
+            del dirty[key]
+        return len(todo)
+
+    def _write_all_dirty(self) -> None:
+        for partition in list(self._dirty):
+            self._write_dirty(partition)
+        self._dirty.clear()
+
+    async def write_changes(self, partition: int, slice_size: int = 500) -> int:
+        """Write a partition's changed keys to its database in slices, the event loop served between
+        them; how many (`set_persisted_offset` writes those changed meanwhile)."""
+        todo = list(self._dirty.get(partition, ()))
+        for start in range(0, len(todo), slice_size):
+            self._write_dirty(partition, todo[start:start + slice_size])
+            await asyncio.sleep(0)
+        return len(todo)
+
+    def set_persisted_offset(self, tp: TP, offset: int) -> None:
+        """Record `offset` as applied to the partition's database, once every change made here is in it."""
+        self._write_dirty(tp.partition)
+        super().set_persisted_offset(tp, offset)
 
     def _partition_of(self, key: Any) -> int:
         """The changelog partition, and database, of a (decoded) key: `key_partition` without the decoding."""
@@ -141,14 +187,18 @@ class Store(rocksdb.Store):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         partition = self._partition_of(key)
-        self._db_for_partition(partition).put(orjson.dumps(key), orjson.dumps(value))
         self._keys_of(partition)[key] = None
+        dirty = self._dirty.get(partition)
+        if dirty is None:
+            dirty = self._dirty[partition] = {}
+        dirty[key] = None
         self._remember(key, value)
 
     def __delitem__(self, key: Any) -> None:
         partition = self._partition_of(key)
         self._values.pop(key, None)
         self._keys_of(partition).pop(key, None)
+        self._dirty.get(partition, {}).pop(key, None)
         self._db_for_partition(partition).delete(orjson.dumps(key))
 
     def _keys_decoded(self) -> Iterator[Any]:
@@ -198,10 +248,12 @@ class Store(rocksdb.Store):
             except orjson.JSONDecodeError:  # not a key sunset wrote: forget what is known of its partition
                 log.warning("%s: changelog key %r at %s:%d is not JSON", self.table.name, message.key[:100],
                             message.partition, message.offset)
+                self._write_all_dirty()
                 self._values.clear()
                 self._keys.pop(message.partition, None)
                 continue
             self._values.pop(key, None)
+            self._dirty.get(message.partition, {}).pop(key, None)
             keys = self._keys.get(message.partition)
             if keys is not None:
                 if message.value is None:
@@ -211,6 +263,7 @@ class Store(rocksdb.Store):
         super().apply_changelog_batch(events, *args, **kwargs)
 
     def revoke_partitions(self, table: Any, tps: Any) -> None:
+        self._write_all_dirty()
         self._values.clear()
         for tp in tps:
             if tp.topic in table.changelog_topic.topics:
@@ -220,7 +273,12 @@ class Store(rocksdb.Store):
     def reset_state(self) -> None:
         self._values.clear()
         self._keys.clear()
+        self._dirty.clear()
         super().reset_state()
+
+    async def stop(self) -> None:
+        self._write_all_dirty()
+        await super().stop()
 
     def _partition_db(self, key: bytes) -> Any:
         return self._db_for_partition(key_partition(key, self.table.partitions or self.app.conf.topic_partitions))
@@ -356,11 +414,16 @@ async def persist_applied(app: Any, table: Any) -> dict[int, int]:
     ends = await app.consumer.highwaters(*actives)
     if generation != app.consumer_generation_id or not _ready(app):
         return {}  # a rebalance began meanwhile: another worker may have written these partitions
+    todo = {tp: end - 1 for tp, end in ends.items()
+            if end is not None and end > 0 and table.data.persisted_offset(tp) != end - 1}
+    for tp in todo:  # most of the changes, a slice at a time: set_persisted_offset writes the rest at once
+        await table.data.write_changes(tp.partition)
+    if generation != app.consumer_generation_id or not _ready(app):
+        return {}
     done = {}
-    for tp, end in ends.items():
-        if end is not None and end > 0 and table.data.persisted_offset(tp) != end - 1:
-            table.data.set_persisted_offset(TP(tp.topic, tp.partition), end - 1)
-            done[tp.partition] = end - 1
+    for tp, offset in todo.items():
+        table.data.set_persisted_offset(TP(tp.topic, tp.partition), offset)
+        done[tp.partition] = offset
     if done:
         log.debug("%s: changelog applied up to %s", table.name, done)
     return done

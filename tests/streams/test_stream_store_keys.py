@@ -1,6 +1,7 @@
 """`streams.worker.store.Store` (`rocksdb://`) on a real RocksDB, no broker: the decoded values and keys it
 keeps in memory agree with its databases through writes, deletes, changelog records, a small cache
-and a reopen, and a walk over the table hands out the values the cache holds."""
+and a reopen; a walk over the table hands out the values the cache holds; a key changed by several
+batches is written to RocksDB once, before its partition's applied offset is recorded."""
 
 from __future__ import annotations
 
@@ -64,6 +65,13 @@ def changelog(store: Store, records: list[tuple[Any, Any]], offset: int = 0) -> 
     store.apply_changelog_batch(events, to_key=None, to_value=None)
 
 
+def record_offsets(store: Store, offset: int = 0) -> None:
+    """Record every partition's changelog as applied up to `offset` (as `persist_applied` does)."""
+    topic = store.table.changelog_topic.get_topic_name()
+    for partition in range(PARTITIONS):
+        store.set_persisted_offset(TP(topic, partition), offset)
+
+
 def on_disk(store: Store) -> dict[Any, Any]:
     """Every key and value of the store's databases, read and decoded here."""
     out = {}
@@ -82,7 +90,29 @@ def test_a_walk_hands_out_the_values_the_cache_holds(tmp_path: Path) -> None:
     assert dict(store.items())["acme/app"] is value  # not decoded again from RocksDB
     assert next(v for v in store.values() if v == value) is value
     assert store.get("acme/app") is value and store["acme/app"] is value
+    record_offsets(store)
     assert on_disk(store) == {"acme/app": value, "acme/lib": {"downloads": {}}}
+    close(store)
+
+
+def test_a_key_changed_by_several_batches_is_written_once_before_its_offset(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    topic = store.table.changelog_topic.get_topic_name()
+    partition = store._partition_of("acme/app")
+    db = store._db_for_partition(partition)
+    store.set_persisted_offset(TP(topic, partition), 0)
+    before = db.latest_sequence_number()
+    for n in range(5):  # five batches
+        store["acme/app"] = {"n": n}
+    assert db.latest_sequence_number() == before and on_disk(store) == {}  # nothing written yet
+    store.set_persisted_offset(TP(topic, partition), 7)
+    assert db.latest_sequence_number() == before + 2  # the key's last value, then the offset
+    assert on_disk(store) == {"acme/app": {"n": 4}} and store.persisted_offset(TP(topic, partition)) == 7
+    store["acme/app"] = {"n": 5}
+    del db  # RocksDB closes a database once nothing holds it
+    close(store)  # a revoke writes what changed since
+    store = open_store(tmp_path)
+    assert dict(store.items()) == {"acme/app": {"n": 5}}
     close(store)
 
 
@@ -111,6 +141,7 @@ def test_values_past_the_cache_are_read_from_the_databases(tmp_path: Path) -> No
     for i in range(6):
         store[f"p{i}"] = {"i": i}
     assert len(store._values) == 2
+    assert on_disk(store) == {f"p{i}": {"i": i} for i in range(4)}  # written as they left the cache
     assert dict(store.items()) == {f"p{i}": {"i": i} for i in range(6)}
     assert len(store._values) == 2  # the walk read the others without filling the cache
     assert [store.get(f"p{i}") for i in range(6)] == [{"i": i} for i in range(6)]
@@ -133,7 +164,7 @@ def test_the_store_reads_as_a_dict_with_the_same_writes(operations: list[tuple[s
                                                         reassign_at: int) -> None:
     """Any writes, deletes, reads and changelog records, with the partitions revoked and assigned
     again once (their keys read again from the databases): the store reads as a dict given the
-    same, and its databases hold the same."""
+    same, and its databases hold the same once the offsets are recorded."""
     with tempfile.TemporaryDirectory(prefix="sunset-store-") as tmp:
         store = open_store(Path(tmp))
         store.CACHED = cached
@@ -155,6 +186,8 @@ def test_the_store_reads_as_a_dict_with_the_same_writes(operations: list[tuple[s
                     model[key] = value
             if step == reassign_at:
                 reassign(store)
-            assert dict(store.items()) == model == on_disk(store)
+            assert dict(store.items()) == model
             assert sorted(store.keys()) == sorted(model) and len(store) == len(model)
+        record_offsets(store, len(operations))
+        assert on_disk(store) == model
         close(store)
