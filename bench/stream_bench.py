@@ -29,8 +29,9 @@ this one (B), alternating, on the same input topic, each until its results equal
 of ITS OWN checkout (the other checkout's replay runs in a subprocess there: detectors and findings
 may differ between versions, and a worker is judged against its own version's replay); then events
 per CPU second of A and of B and B / A (`--worker-repeat N`: N rounds, the order alternating, the
-best CPU time of each kept). `--worker-to CHECKOUT` makes B another checkout's worker too (e.g. the
-A/B of one commit: `--worker-from` a checkout of its parent, `--worker-to` one of the commit).
+best and the median CPU time of each compared). `--worker-to CHECKOUT` makes B another checkout's
+worker too (the A/B of one commit: `--worker-from` a checkout of its parent, `--worker-to` one of
+the commit).
 `--py-spy OUT` samples the first worker with py-spy (`pip install py-spy`) into raw stacks.
 """
 
@@ -41,6 +42,7 @@ import asyncio
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,7 +80,7 @@ def parse_args() -> argparse.Namespace:
                         help="with --worker-from: B is the worker of this checkout instead of this one's "
                              "(its replay run there too)")
     parser.add_argument("--worker-repeat", type=int, default=1,
-                        help="with --worker-from: rounds of A and B (order alternating); the best CPU time is kept")
+                        help="with --worker-from: rounds of A and B (order alternating); best and median compared")
     parser.add_argument("--bound", type=float, default=1800.0,
                         help="seconds a worker run may take to equal its replay's results before the bench fails")
     parser.add_argument("--py-spy", type=Path, metavar="OUT",
@@ -423,7 +425,7 @@ class Side(NamedTuple):
 def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides: list[Side], tmp: Path) -> None:
     """Each run of `--worker-partitions` and `--scale` with the worker of every side (alternating,
     `--worker-repeat` rounds with `--worker-from`), each checked against its side's replay before its
-    speed is printed; with two sides, B / A of the best events per CPU second."""
+    speed is printed; with two sides, B / A of the best and of the median events per CPU second."""
     settings = load_settings("dev", broker=broker)
     n, spy = len(lines), args.py_spy
     topics: dict[int, str] = {}
@@ -440,7 +442,7 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides
     single: dict[tuple[str, int], float] = {}
     for workers, partitions in runs:
         label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions"
-        best: dict[str, float] = {}
+        cpus: dict[str, list[float]] = {side.name: [] for side in sides}
         for round_ in range(rounds):
             for side in sides if round_ % 2 == 0 else sides[::-1]:
                 w = bench_workers(broker, topics[partitions], n, workers, partitions,
@@ -448,15 +450,17 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides
                                   side.checkout, spy, args.bound)
                 spy = None  # the first run only
                 cpu = sum(w["cpu_s"])
-                best[side.name] = min(best.get(side.name, float("inf")), cpu)
+                cpus[side.name].append(cpu)
                 print_worker_run(f"{label}{f', {side.name}' if len(sides) > 1 else ''}", w, n, partitions, raw, side,
                                  single.get((side.name, partitions)) if workers > 1 else None)
                 if workers == 1:
                     single[(side.name, partitions)] = n / w["processing_s"]
         if len(sides) > 1:
-            a, b = (n / best[side.name] for side in sides)
+            a, b = (n / min(cpus[side.name]) for side in sides)
+            ma, mb = (n / statistics.median(cpus[side.name]) for side in sides)
             print(f"worker A/B, {label} (events per CPU second, best of {rounds}): A {sides[0].checkout} {a:,.0f}, "
-                  f"B {sides[1].checkout} {b:,.0f}; B / A {b / a:.3f}")
+                  f"B {sides[1].checkout} {b:,.0f}; B / A {b / a:.3f} (medians {ma:,.0f} and {mb:,.0f}: "
+                  f"{mb / ma:.3f})")
 
 
 def print_worker_run(label: str, w: dict[str, Any], n: int, partitions: int, raw: float, side: Side,
