@@ -28,10 +28,11 @@ events:
 this one (B), alternating, on the same input topic, each until its results equal the replay document
 of ITS OWN checkout (the other checkout's replay runs in a subprocess there: detectors and findings
 may differ between versions, and a worker is judged against its own version's replay); then events
-per CPU second of A and of B and B / A (`--worker-repeat N`: N rounds, the order alternating, the
-best and the median CPU time of each compared). `--worker-to CHECKOUT` makes B another checkout's
-worker too (the A/B of one commit: `--worker-from` a checkout of its parent, `--worker-to` one of
-the commit).
+per CPU second of A and of B and B / A (`--worker-repeat N`: N rounds, the order alternating; the
+best and the median of each, and the geometric mean of B / A round by round with its spread: one
+worker's CPU time per event moves by 10-30 % from run to run). `--worker-to CHECKOUT` makes B
+another checkout's worker too (the A/B of one commit: `--worker-from` a checkout of its parent,
+`--worker-to` one of the commit).
 `--py-spy OUT` samples the first worker with py-spy (`pip install py-spy`) into raw stacks.
 """
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import platform
 import statistics
@@ -460,7 +462,18 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides
             ma, mb = (n / statistics.median(cpus[side.name]) for side in sides)
             print(f"worker A/B, {label} (events per CPU second, best of {rounds}): A {sides[0].checkout} {a:,.0f}, "
                   f"B {sides[1].checkout} {b:,.0f}; B / A {b / a:.3f} (medians {ma:,.0f} and {mb:,.0f}: "
-                  f"{mb / ma:.3f})")
+                  f"{mb / ma:.3f}){paired(cpus['A'], cpus['B'])}")
+
+
+def paired(cpu_a: list[float], cpu_b: list[float]) -> str:
+    """B / A of events per CPU second round by round (A and B ran next to each other in a round), as a
+    geometric mean with twice its standard error; empty for fewer than 2 rounds."""
+    logs = [math.log(a / b) for a, b in zip(cpu_a, cpu_b, strict=True)]
+    if len(logs) < 2:
+        return ""
+    mean, half = statistics.fmean(logs), 2 * statistics.stdev(logs) / math.sqrt(len(logs))
+    return (f"; round by round B / A {math.exp(mean):.3f} (geometric mean of {len(logs)}, ± 2 standard errors "
+            f"{math.exp(mean - half):.3f}-{math.exp(mean + half):.3f})")
 
 
 def print_worker_run(label: str, w: dict[str, Any], n: int, partitions: int, raw: float, side: Side,
