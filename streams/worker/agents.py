@@ -162,8 +162,10 @@ class _KeyedHandler:
                     merge(progress, record)
                     moved = True
                 else:
-                    await self._hold(event.message, view, due, record, line, marks,
-                                     self.upto.get(partition) if type(event) is Reread else None)
+                    failed = self._hold(event.message.offset, view, due, record, marks,
+                                        self.upto.get(partition) if type(event) is Reread else None)
+                    if failed is not None:
+                        await self.out.dead_letter(event.message, failed, payload=line)
             if moved:
                 marks = watermarks(progress, lateness, self.kind)
                 results += await self._release(partition, view, due, marks)
@@ -224,12 +226,13 @@ class _KeyedHandler:
         return [Reread(e.message) if e.message.offset < start else e
                 for e in group if not start <= e.message.offset < stop]
 
-    async def _hold(self, message: Any, view: BatchView, due: Held, record: Any, line: bytes,
-                    marks: tuple[float, float], upto: tuple[float, float] | None = None) -> None:
-        """Keep one record until its watermark passes it; one already behind it is late, and is
-        applied as of that watermark (`streams.eventtime.as_of`). A record read again after a
-        restart (`upto`: the watermarks of the last stored flush) that they had passed was applied
-        then and is stored: skipped, whether its key is still there or was swept since."""
+    def _hold(self, offset: int, view: BatchView, due: Held, record: Any, marks: tuple[float, float],
+              upto: tuple[float, float] | None = None) -> str | None:
+        """Keep one record (of the stage message at `offset`) until its watermark passes it; one
+        already behind it is late, and is applied as of that watermark (`streams.eventtime.as_of`).
+        A record read again after a restart (`upto`: the watermarks of the last stored flush) that
+        they had passed was applied then and is stored: skipped, whether its key is still there or
+        was swept since. Why the record failed, for its dead letter; None if it did not."""
         try:
             if type(record) is not dict:
                 raise ValueError("not JSON")
@@ -240,21 +243,22 @@ class _KeyedHandler:
             early = kind in self.early
             if upto is not None and at < (upto[0] if early else upto[1]):
                 self.redelivered += 1
-                return
+                return None
             coords = record.get("src")
             src = None if coords is None else tuple(coords)
             if src is not None and (due.holds(key, src) or ((value := view.get(key)) is not None
                                                            and applied(value, src, SRC))):
                 self.redelivered += 1  # held or applied already (the key's changelog record says which)
-                return
+                return None
             mark = marks[0] if early else marks[1]
             late = at < mark and at != FIRST
             if late:
                 at = as_of(record, mark)
                 self.late += 1
-            due.hold(key, record, message.offset, early, at, late, src)
+            due.hold(key, record, offset, early, at, late, src)
         except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
-            await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
+            return f"{self.stage_name} stage failed: {exc!r}"
+        return None
 
     async def _release(self, partition: int, view: BatchView, due: Held,
                        marks: tuple[float, float]) -> list[StageResult]:
@@ -265,34 +269,37 @@ class _KeyedHandler:
         if not ready:
             return results
         by_key: dict[str, list[Entry]] = {}
-        key_field = self.key_field
+        key_field, stage, settings = self.key_field, self.stage, self.settings
+        failed: list[tuple[dict[str, Any], Exception]] = []
+        applied = duplicates = 0
         for entry in ready:
             record = entry[4]
-            result = await self._apply(partition, view, record)
-            if result is not None and (result.findings or result.accesses):
-                results.append(result)
+            try:
+                result = stage(view, record, settings)
+            except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
+                failed.append((record, exc))
+            else:
+                applied += 1
+                if result.findings or result.accesses:
+                    results.append(result)
+                elif result is DUPLICATE:
+                    duplicates += 1
             key = record[key_field]
             entries = by_key.get(key)
             if entries is None:
                 by_key[key] = [entry]
             else:
                 entries.append(entry)
+        self.applied += applied
+        self.duplicates += duplicates
         for key, entries in by_key.items():
             value = view.get(key)
             view[key] = took(self.new_value() if value is None else value, entries, SRC)
-        return results
-
-    async def _apply(self, partition: int, view: BatchView, record: dict[str, Any]) -> StageResult | None:
-        try:
-            result = self.stage(view, record, self.settings)
-        except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
+        for record, error in failed:
             line = orjson.dumps(record)
             where = Released(self.table.changelog_topic.get_topic_name(), partition, None, None, line)
-            await self.out.dead_letter(where, f"{self.stage_name} stage failed: {exc!r}", payload=line)
-            return None
-        self.applied += 1
-        self.duplicates += result is DUPLICATE
-        return result
+            await self.out.dead_letter(where, f"{self.stage_name} stage failed: {error!r}", payload=line)
+        return results
 
     async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
         """What to do with access records the stage produced (the actor stage forwards them)."""
