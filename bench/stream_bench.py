@@ -24,8 +24,10 @@ events:
   the slowest worker's wall clock, per worker, CPU time per worker, and the N-worker / 1-worker
   ratio (on a 2-vCPU machine the workers share the CPUs with the broker: the CPU times show it).
 
-`--worker-from CHECKOUT` runs the worker of another checkout (an A/B against a baseline); `--py-spy
-OUT` samples the first worker with py-spy (`pip install py-spy`) into raw stacks.
+`--worker-from CHECKOUT` runs the worker of another checkout (an A/B against a baseline); `--stores
+memory://,rocksdb://` runs each worker run once per store, on the same input topic (the store's cost
+per event); `--py-spy OUT` samples the first worker (of each store) with py-spy (`pip install py-spy`)
+into raw stacks.
 """
 
 from __future__ import annotations
@@ -68,7 +70,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--worker-from", type=Path, default=REPO, metavar="CHECKOUT",
                         help="run the worker of another checkout of sunset (an A/B run against a baseline)")
     parser.add_argument("--py-spy", type=Path, metavar="OUT",
-                        help="profile the worker with py-spy (if installed): raw stacks to OUT")
+                        help="profile the worker with py-spy (if installed): raw stacks to OUT (OUT.STORE with "
+                             "several --stores)")
+    parser.add_argument("--stores", default="memory://",
+                        help="the workers' stores, comma-separated (memory://, rocksdb://): every worker run "
+                             "once per store, on the same input topic")
     parser.add_argument("--lateness", type=float, default=150.0,
                         help="allowed lateness, replay and worker (the synthetic scrapes emit 2 minutes of "
                              "clones at once; default 150 s)")
@@ -238,15 +244,15 @@ def settled(ports: list[int], n: int, broker: str, prefix: str, doc: dict[str, A
 
 def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int, data_dir: Path,
                   doc: dict[str, Any], lateness: float, checkout: Path = REPO, py_spy: Path | None = None,
-                  bound: float = 1800.0) -> dict[str, Any]:
-    """`workers` processes of one app (of `checkout`) on `partitions` stage partitions, until their
+                  bound: float = 1800.0, store: str = "memory://") -> dict[str, Any]:
+    """`workers` processes of one app (of `checkout`, tables in `store`) on `partitions` stage partitions, until their
     results equal the replay document's (RuntimeError after `bound` s); per worker its CPU seconds
     and peak RSS from its first progress to then."""
     app_id = f"bench-{os.getpid()}-{workers}x{partitions}-{time.monotonic_ns() % 100_000}"
     env = {**os.environ, "SUNSET_BROKER": broker, "SUNSET_INPUT_TOPIC": topic, "SUNSET_APP_ID": app_id,
            "SUNSET_PARTITIONS": str(partitions), "SUNSET_FINDINGS_TOPIC": f"{app_id}-findings",
            "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead", "SUNSET_ALLOWED_LATENESS": str(lateness),
-           "PYTHONPATH": str(checkout)}
+           "SUNSET_STORE": store, "PYTHONPATH": str(checkout)}
     ports = [free_port() for _ in range(workers)]
     launched = time.perf_counter()
     procs = [subprocess.Popen([sys.executable, "-m", "scanner.cli", "stream", "worker", "--profile", "dev",
@@ -330,7 +336,8 @@ def main() -> int:  # noqa: PLR0915 - one run, printed in order
 def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], doc: dict[str, Any], replay_rate: float,
                 tmp: Path) -> None:
     settings = load_settings("dev", broker=broker)
-    n, spy = len(lines), args.py_spy
+    n = len(lines)
+    stores = [s for s in args.stores.split(",") if s]
     topics: dict[int, str] = {}
     runs = [(1, int(p)) for p in args.worker_partitions.split(",") if p]
     runs += [(int(w), int(p)) for w, p in (s.split("x") for s in args.scale.split(",") if s)]
@@ -341,26 +348,38 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], doc: 
             print(f"produce (setup), {partitions} partitions: {n / produced:,.0f} msg/s")
     raw = asyncio.run(raw_consume(settings.kafka_bootstrap(), topics[runs[0][1]], n))
     print(f"raw aiokafka consume: {n / raw:,.0f} msg/s ({raw:.2f} s)")
-    single: dict[int, float] = {}
+    single: dict[tuple[str, int], float] = {}
     for workers, partitions in runs:
-        w = bench_workers(broker, topics[partitions], n, workers, partitions, tmp / f"w-{workers}x{partitions}", doc,
-                          args.lateness, args.worker_from.resolve(), spy)
-        spy = None  # the first run only
-        wall = n / w["processing_s"]
-        cpu = sum(w["cpu_s"])
-        label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions"
-        print(f"{label}: results equal the replay's; {wall:,.0f} events/s ({w['processing_s']:.2f} s processing, "
-              f"{w['wall_s']:.2f} s from start); CPU {' + '.join(f'{c:.2f}' for c in w['cpu_s'])} s = "
-              f"{n / cpu:,.0f} events per CPU second; peak RSS {' / '.join(f'{r:.0f}' for r in w['rss_mb'])} MB; "
-              f"{w['changelog_writes'] / n:.2f} changelog records per event")
-        if workers == 1:
-            single[partitions] = wall
-            print(f"  worker / replay: {n / cpu / replay_rate:.3f} by CPU time (target >= "
-                  f"{0.5 if partitions == 1 else 0.4}), worker / raw consume {raw / w['processing_s']:.3f}")
-        else:
-            base = single.get(partitions)
-            ratio = f"{wall / base:.2f}" if base else "n/a (no 1-worker run on as many partitions)"
-            print(f"  per worker {wall / workers:,.0f} events/s; {workers} workers / 1 worker: {ratio}")
+        for store in stores:
+            spy = args.py_spy if (workers, partitions) == runs[0] else None  # the first run (of each store) only
+            if spy is not None and len(stores) > 1:
+                spy = spy.with_name(f"{spy.name}.{store.split(':')[0]}")
+            run_one(args, broker, topics[partitions], n, workers, partitions, store, doc, replay_rate, raw, tmp,
+                    spy, single)
+
+
+def run_one(args: argparse.Namespace, broker: str, topic: str, n: int, workers: int, partitions: int, store: str,
+            doc: dict[str, Any], replay_rate: float, raw: float, tmp: Path, spy: Path | None,
+            single: dict[tuple[str, int], float]) -> None:
+    """One worker run: its figures printed (`single` keeps the 1-worker rates for the scale-out ratio)."""
+    name = store.split(":")[0]
+    w = bench_workers(broker, topic, n, workers, partitions, tmp / f"w-{workers}x{partitions}-{name}", doc,
+                      args.lateness, args.worker_from.resolve(), spy, store=store)
+    wall = n / w["processing_s"]
+    cpu = sum(w["cpu_s"])
+    label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions, {store}"
+    print(f"{label}: results equal the replay's; {wall:,.0f} events/s ({w['processing_s']:.2f} s processing, "
+          f"{w['wall_s']:.2f} s from start); CPU {' + '.join(f'{c:.2f}' for c in w['cpu_s'])} s = "
+          f"{n / cpu:,.0f} events per CPU second; peak RSS {' / '.join(f'{r:.0f}' for r in w['rss_mb'])} MB; "
+          f"{w['changelog_writes'] / n:.2f} changelog records per event")
+    if workers == 1:
+        single[store, partitions] = wall
+        print(f"  worker / replay: {n / cpu / replay_rate:.3f} by CPU time (target >= "
+              f"{0.5 if partitions == 1 else 0.4}), worker / raw consume {raw / w['processing_s']:.3f}")
+    else:
+        base = single.get((store, partitions))
+        ratio = f"{wall / base:.2f}" if base else "n/a (no 1-worker run on as many partitions)"
+        print(f"  per worker {wall / workers:,.0f} events/s; {workers} workers / 1 worker: {ratio}")
 
 
 class _External:
