@@ -32,8 +32,9 @@ per CPU second of A and of B and B / A (`--worker-repeat N`: N rounds, the order
 best and the median of each, and the geometric mean of B / A round by round with its spread: one
 worker's CPU time per event moves by 10-30 % from run to run). `--worker-to CHECKOUT` makes B
 another checkout's worker too (the A/B of one commit: `--worker-from` a checkout of its parent,
-`--worker-to` one of the commit).
-`--py-spy OUT` samples the first worker with py-spy (`pip install py-spy`) into raw stacks.
+`--worker-to` one of the commit). `--stores memory://,rocksdb://` runs each worker run once per
+store, on the same input topic (the store's cost per event); `--py-spy OUT` samples the first worker
+(of each store) with py-spy (`pip install py-spy`) into raw stacks.
 """
 
 from __future__ import annotations
@@ -86,7 +87,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--bound", type=float, default=1800.0,
                         help="seconds a worker run may take to equal its replay's results before the bench fails")
     parser.add_argument("--py-spy", type=Path, metavar="OUT",
-                        help="profile the worker with py-spy (if installed): raw stacks to OUT")
+                        help="profile the worker with py-spy (if installed): raw stacks to OUT (OUT.STORE with "
+                             "several --stores)")
+    parser.add_argument("--stores", default="memory://",
+                        help="the workers' stores, comma-separated (memory://, rocksdb://): every worker run "
+                             "once per store, on the same input topic")
     parser.add_argument("--lateness", type=float, default=150.0,
                         help="allowed lateness, replay and worker (the synthetic scrapes emit 2 minutes of "
                              "clones at once; default 150 s)")
@@ -303,14 +308,16 @@ def log_tail(path: Path, lines: int = 20) -> str:
 
 def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int, data_dir: Path,
                   doc: dict[str, Any], lateness: float, checkout: Path = REPO, py_spy: Path | None = None,
-                  bound: float = 1800.0) -> dict[str, Any]:
-    """`workers` processes of one app (of `checkout`) on `partitions` stage partitions, until their
-    results equal the replay document `doc` (RuntimeError after `bound` s, with the tail of the first
-    worker's log); per worker its CPU seconds and peak RSS from its first progress to then."""
+                  bound: float = 1800.0, store: str = "memory://") -> dict[str, Any]:
+    """`workers` processes of one app (of `checkout`, tables in `store`) on `partitions` stage
+    partitions, until their results equal the replay document `doc` (RuntimeError after `bound` s,
+    with the tail of the first worker's log); per worker its CPU seconds and peak RSS from its first
+    progress to then."""
     app_id = f"bench-{os.getpid()}-{workers}x{partitions}-{time.monotonic_ns() % 100_000}"
     env = {**checkout_env(checkout), "SUNSET_BROKER": broker, "SUNSET_INPUT_TOPIC": topic, "SUNSET_APP_ID": app_id,
            "SUNSET_PARTITIONS": str(partitions), "SUNSET_FINDINGS_TOPIC": f"{app_id}-findings",
-           "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead", "SUNSET_ALLOWED_LATENESS": str(lateness)}
+           "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead", "SUNSET_ALLOWED_LATENESS": str(lateness),
+           "SUNSET_STORE": store}
     ports = [free_port() for _ in range(workers)]
     data_dir.mkdir(parents=True, exist_ok=True)
     logs = [data_dir / f"w{i}.log" for i in range(workers)]
@@ -429,7 +436,8 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides
     `--worker-repeat` rounds with `--worker-from`), each checked against its side's replay before its
     speed is printed; with two sides, B / A of the best and of the median events per CPU second."""
     settings = load_settings("dev", broker=broker)
-    n, spy = len(lines), args.py_spy
+    n = len(lines)
+    stores = [s for s in args.stores.split(",") if s]
     topics: dict[int, str] = {}
     runs = [(1, int(p)) for p in args.worker_partitions.split(",") if p]
     runs += [(int(w), int(p)) for w, p in (s.split("x") for s in args.scale.split(",") if s)]
@@ -440,29 +448,40 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides
             print(f"produce (setup), {partitions} partitions: {n / produced:,.0f} msg/s")
     raw = asyncio.run(raw_consume(settings.kafka_bootstrap(), topics[runs[0][1]], n))
     print(f"raw aiokafka consume: {n / raw:,.0f} msg/s ({raw:.2f} s)")
-    rounds = args.worker_repeat if len(sides) > 1 else 1
-    single: dict[tuple[str, int], float] = {}
+    single: dict[tuple[str, str, int], float] = {}
     for workers, partitions in runs:
-        label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions"
-        cpus: dict[str, list[float]] = {side.name: [] for side in sides}
-        for round_ in range(rounds):
-            for side in sides if round_ % 2 == 0 else sides[::-1]:
-                w = bench_workers(broker, topics[partitions], n, workers, partitions,
-                                  tmp / f"w-{workers}x{partitions}-{side.name}{round_}", side.doc, args.lateness,
-                                  side.checkout, spy, args.bound)
-                spy = None  # the first run only
-                cpu = sum(w["cpu_s"])
-                cpus[side.name].append(cpu)
-                print_worker_run(f"{label}{f', {side.name}' if len(sides) > 1 else ''}", w, n, partitions, raw, side,
-                                 single.get((side.name, partitions)) if workers > 1 else None)
-                if workers == 1:
-                    single[(side.name, partitions)] = n / w["processing_s"]
-        if len(sides) > 1:
-            a, b = (n / min(cpus[side.name]) for side in sides)
-            ma, mb = (n / statistics.median(cpus[side.name]) for side in sides)
-            print(f"worker A/B, {label} (events per CPU second, best of {rounds}): A {sides[0].checkout} {a:,.0f}, "
-                  f"B {sides[1].checkout} {b:,.0f}; B / A {b / a:.3f} (medians {ma:,.0f} and {mb:,.0f}: "
-                  f"{mb / ma:.3f}){paired(cpus['A'], cpus['B'])}")
+        for store in stores:
+            spy = args.py_spy if (workers, partitions) == runs[0] else None  # the first run (of each store) only
+            if spy is not None and len(stores) > 1:
+                spy = spy.with_name(f"{spy.name}.{store.split(':')[0]}")
+            run_sides(args, broker, topics[partitions], n, workers, partitions, store, sides, raw, tmp, spy, single)
+
+
+def run_sides(args: argparse.Namespace, broker: str, topic: str, n: int, workers: int, partitions: int, store: str,
+              sides: list[Side], raw: float, tmp: Path, spy: Path | None,
+              single: dict[tuple[str, str, int], float]) -> None:
+    """One worker run per side and round (`single` keeps the 1-worker rates for the scale-out ratio);
+    with two sides, the A/B line."""
+    rounds = args.worker_repeat if len(sides) > 1 else 1
+    label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions, {store}"
+    cpus: dict[str, list[float]] = {side.name: [] for side in sides}
+    for round_ in range(rounds):
+        for side in sides if round_ % 2 == 0 else sides[::-1]:
+            w = bench_workers(broker, topic, n, workers, partitions,
+                              tmp / f"w-{workers}x{partitions}-{store.split(':')[0]}-{side.name}{round_}", side.doc,
+                              args.lateness, side.checkout, spy, args.bound, store)
+            spy = None  # the first run only
+            cpus[side.name].append(sum(w["cpu_s"]))
+            print_worker_run(f"{label}{f', {side.name}' if len(sides) > 1 else ''}", w, n, partitions, raw, side,
+                             single.get((side.name, store, partitions)) if workers > 1 else None)
+            if workers == 1:
+                single[(side.name, store, partitions)] = n / w["processing_s"]
+    if len(sides) > 1:
+        a, b = (n / min(cpus[side.name]) for side in sides)
+        ma, mb = (n / statistics.median(cpus[side.name]) for side in sides)
+        print(f"worker A/B, {label} (events per CPU second, best of {rounds}): A {sides[0].checkout} {a:,.0f}, "
+              f"B {sides[1].checkout} {b:,.0f}; B / A {b / a:.3f} (medians {ma:,.0f} and {mb:,.0f}: "
+              f"{mb / ma:.3f}){paired(cpus['A'], cpus['B'])}")
 
 
 def paired(cpu_a: list[float], cpu_b: list[float]) -> str:

@@ -26,10 +26,11 @@ below the end offset is in the database. On a restart Faust reads each changelog
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import faust
@@ -61,45 +62,170 @@ class Store(rocksdb.Store):
     """Faust's RocksDB store, each key in its changelog partition's database (see the module).
 
     Keys and values are stored as the changelog carries them (orjson, `streams.worker.batching`), so a
-    record recovered from the changelog and one written by the worker are the same bytes. The
-    last `CACHED` values read or written are kept decoded: decoding a value at every batch that
-    touches its key (Faust's codec: stdlib json, then a walk looking for Faust records) would cost
-    more than the detectors. A value handed out is the one the cache holds, as with the
-    in-memory store; the changelog records that recovery or a standby applies drop the cache.
+    record recovered from the changelog and one written by the worker are the same bytes.
+
+    RocksDB is where the state lives; reading it is kept off the worker's path:
+
+    * the last `CACHED` values read or written are kept decoded, by decoded key: a read that hits
+      them encodes and decodes nothing (Faust's codec — stdlib json, then a walk looking for Faust
+      records — would cost more than the detectors). A value handed out is the one the cache holds,
+      as with the in-memory store.
+    * each partition's keys are kept decoded in memory (`_keys`), read from its database at its first
+      use, then kept up to date by every write, delete and changelog record applied here. A key
+      that is not there is absent without a database read, and `keys()`, `items()`, `len()` (the
+      views, `/metrics`, the actor sweep) walk them instead of decoding every key of the
+      database, and take the values the cache has: only the others are read and decoded.
+    * a write stays in the cache (`_dirty`) until its partition's applied changelog offset is
+      recorded (`set_persisted_offset`, every `PERSIST_EVERY` s), the value leaves the cache, the
+      partition is revoked or the store stops: then the key's latest value is written once,
+      however many batches changed it meanwhile. A flush writes each changed key of a batch (its
+      whole value, often kilobytes); writing them all through made RocksDB (encoding, WAL,
+      memtable, the flushes and compactions that follow) the worker's largest cost after the
+      stages themselves. What a SIGKILL loses was not recorded as applied: the restart reads it
+      from the changelog, from the offset recorded with the writes that preceded it.
+
+    The changelog records that recovery or a standby applies replace what the cache holds of their keys.
     """
 
     CACHED = 65_536
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._values: OrderedDict[bytes, Any] = OrderedDict()
+        self._values: OrderedDict[Any, Any] = OrderedDict()  # decoded key -> decoded value, least recent first
+        self._keys: dict[int, dict[Any, None]] = {}  # partition -> its keys (decoded), in database then write order
+        self._dirty: dict[int, dict[Any, None]] = {}  # partition -> keys written here, not yet to its database
 
-    def _remember(self, key: bytes, value: Any) -> None:
-        self._values[key] = value
-        self._values.move_to_end(key)
-        if len(self._values) > self.CACHED:
-            self._values.popitem(last=False)
+    def _remember(self, key: Any, value: Any) -> None:
+        values = self._values
+        values[key] = value
+        values.move_to_end(key)
+        if len(values) > self.CACHED:
+            old, old_value = values.popitem(last=False)
+            partition = self._partition_of(old)
+            dirty = self._dirty.get(partition)
+            if dirty is not None and dirty.pop(old, _MISSING) is not _MISSING:
+                self._db_for_partition(partition).put(orjson.dumps(old), orjson.dumps(old_value))
 
-    def __getitem__(self, key: Any) -> Any:
-        raw_key = orjson.dumps(key)
-        value = self._values.get(raw_key, _MISSING)
-        if value is _MISSING:
-            raw = self._get(raw_key)
-            if raw is None:
-                raise KeyError(key)
-            value = orjson.loads(raw)
-        self._remember(raw_key, value)
+    def _write_dirty(self, partition: int, keys: Iterable[Any] | None = None) -> int:
+        """Write a partition's changed keys (`keys` of them: all by default) to its database; how many."""
+        dirty = self._dirty.get(partition)
+        if not dirty:
+            return 0
+        todo = list(dirty) if keys is None else [key for key in keys if key in dirty]
+        db, values = self._db_for_partition(partition), self._values
+        for key in todo:
+            db.put(orjson.dumps(key), orjson.dumps(values[key]))
+            del dirty[key]
+        return len(todo)
+
+    def _write_all_dirty(self) -> None:
+        for partition in list(self._dirty):
+            self._write_dirty(partition)
+        self._dirty.clear()
+
+    async def write_changes(self, partition: int, slice_size: int = 500) -> int:
+        """Write a partition's changed keys to its database in slices, the event loop served between
+        them; how many (`set_persisted_offset` writes those changed meanwhile)."""
+        todo = list(self._dirty.get(partition, ()))
+        for start in range(0, len(todo), slice_size):
+            self._write_dirty(partition, todo[start:start + slice_size])
+            await asyncio.sleep(0)
+        return len(todo)
+
+    def set_persisted_offset(self, tp: TP, offset: int) -> None:
+        """Record `offset` as applied to the partition's database, once every change made here is in it."""
+        self._write_dirty(tp.partition)
+        super().set_persisted_offset(tp, offset)
+
+    def _partition_of(self, key: Any) -> int:
+        """The changelog partition, and database, of a (decoded) key: `key_partition` without the decoding."""
+        if isinstance(key, str) and key.startswith(OWN_PREFIX):
+            return int(key.rsplit("/", 1)[1])
+        return partition_for(key, self.table.partitions or self.app.conf.topic_partitions)
+
+    def _keys_of(self, partition: int) -> dict[Any, None]:
+        """The keys of a partition's database, read from it on first use."""
+        keys = self._keys.get(partition)
+        if keys is None:
+            offset_key = self.offset_key
+            keys = self._keys[partition] = dict.fromkeys(
+                orjson.loads(raw) for raw in self._db_for_partition(partition).keys()  # noqa: SIM118 - an Rdict
+                if raw != offset_key)
+        return keys
+
+    def _active_partitions(self) -> list[int]:
+        """The partitions whose keys this worker shows (as Faust's `_dbs_for_actives`)."""
+        if self.table.is_global:
+            return list(self._dbs)
+        topic = self.table.changelog_topic.get_topic_name()
+        actives = self.app.assignor.assigned_actives()
+        return [p for p in self._dbs if TP(topic, p) in actives]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = self._values.get(key, _MISSING)
+        if value is not _MISSING:
+            self._values.move_to_end(key)
+            return value
+        partition = self._partition_of(key)
+        if key not in self._keys_of(partition):
+            return default
+        raw = self._db_for_partition(partition).get(orjson.dumps(key))
+        if raw is None:
+            return default
+        value = orjson.loads(raw)
+        self._remember(key, value)
         return value
 
+    def __getitem__(self, key: Any) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values or key in self._keys_of(self._partition_of(key))
+
     def __setitem__(self, key: Any, value: Any) -> None:
-        raw_key = orjson.dumps(key)
-        self._set(raw_key, orjson.dumps(value))
-        self._remember(raw_key, value)
+        partition = self._partition_of(key)
+        self._keys_of(partition)[key] = None
+        dirty = self._dirty.get(partition)
+        if dirty is None:
+            dirty = self._dirty[partition] = {}
+        dirty[key] = None
+        self._remember(key, value)
 
     def __delitem__(self, key: Any) -> None:
-        raw_key = orjson.dumps(key)
-        self._values.pop(raw_key, None)
-        self._del(raw_key)
+        partition = self._partition_of(key)
+        self._values.pop(key, None)
+        self._keys_of(partition).pop(key, None)
+        self._dirty.get(partition, {}).pop(key, None)
+        self._db_for_partition(partition).delete(orjson.dumps(key))
+
+    def _keys_decoded(self) -> Iterator[Any]:
+        for partition in self._active_partitions():
+            yield from list(self._keys_of(partition))  # a copy: writes may come between two keys
+
+    def _items_decoded(self) -> Iterator[tuple[Any, Any]]:
+        for partition in self._active_partitions():
+            db = self._db_for_partition(partition)
+            for key in list(self._keys_of(partition)):
+                value = self._values.get(key, _MISSING)
+                if value is _MISSING:  # read, not remembered: a walk over everything would empty the cache
+                    raw = db.get(orjson.dumps(key))
+                    if raw is None:
+                        continue
+                    value = orjson.loads(raw)
+                yield key, value
+
+    def _values_decoded(self) -> Iterator[Any]:
+        for _, value in self._items_decoded():
+            yield value
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._keys_decoded()
+
+    def _size(self) -> int:
+        return sum(len(self._keys_of(partition)) for partition in self._active_partitions())
 
     def _encode_key(self, key: Any) -> bytes:
         return orjson.dumps(key)
@@ -116,21 +242,49 @@ class Store(rocksdb.Store):
     def apply_changelog_batch(self, batch: Iterable[Any], *args: Any, **kwargs: Any) -> None:
         events = list(batch)
         for event in events:
-            self._values.pop(event.message.key, None)
+            message = event.message
+            try:
+                key = orjson.loads(message.key)
+            except orjson.JSONDecodeError:  # not a key sunset wrote: forget what is known of its partition
+                log.warning("%s: changelog key %r at %s:%d is not JSON", self.table.name, message.key[:100],
+                            message.partition, message.offset)
+                self._write_all_dirty()
+                self._values.clear()
+                self._keys.pop(message.partition, None)
+                continue
+            self._values.pop(key, None)
+            self._dirty.get(message.partition, {}).pop(key, None)
+            keys = self._keys.get(message.partition)
+            if keys is not None:
+                if message.value is None:
+                    keys.pop(key, None)
+                else:
+                    keys[key] = None
         super().apply_changelog_batch(events, *args, **kwargs)
 
-    def revoke_partitions(self, *args: Any, **kwargs: Any) -> None:
+    def revoke_partitions(self, table: Any, tps: Any) -> None:
+        self._write_all_dirty()
         self._values.clear()
-        super().revoke_partitions(*args, **kwargs)
+        for tp in tps:
+            if tp.topic in table.changelog_topic.topics:
+                self._keys.pop(tp.partition, None)
+        super().revoke_partitions(table, tps)
 
     def reset_state(self) -> None:
         self._values.clear()
+        self._keys.clear()
+        self._dirty.clear()
         super().reset_state()
+
+    async def stop(self) -> None:
+        self._write_all_dirty()
+        await super().stop()
 
     def _partition_db(self, key: bytes) -> Any:
         return self._db_for_partition(key_partition(key, self.table.partitions or self.app.conf.topic_partitions))
 
     def _set(self, key: bytes, value: bytes | None) -> None:
+        self._keys.pop(key_partition(key, self.table.partitions or self.app.conf.topic_partitions), None)
         self._partition_db(key).put(key, value)
 
     def _get(self, key: bytes) -> bytes | None:
@@ -141,6 +295,7 @@ class Store(rocksdb.Store):
         return self._get(key) is not None
 
     def _del(self, key: bytes) -> None:
+        self._keys.pop(key_partition(key, self.table.partitions or self.app.conf.topic_partitions), None)
         self._partition_db(key).delete(key)
 
 
@@ -259,11 +414,16 @@ async def persist_applied(app: Any, table: Any) -> dict[int, int]:
     ends = await app.consumer.highwaters(*actives)
     if generation != app.consumer_generation_id or not _ready(app):
         return {}  # a rebalance began meanwhile: another worker may have written these partitions
+    todo = {tp: end - 1 for tp, end in ends.items()
+            if end is not None and end > 0 and table.data.persisted_offset(tp) != end - 1}
+    for tp in todo:  # most of the changes, a slice at a time: set_persisted_offset writes the rest at once
+        await table.data.write_changes(tp.partition)
+    if generation != app.consumer_generation_id or not _ready(app):
+        return {}
     done = {}
-    for tp, end in ends.items():
-        if end is not None and end > 0 and table.data.persisted_offset(tp) != end - 1:
-            table.data.set_persisted_offset(TP(tp.topic, tp.partition), end - 1)
-            done[tp.partition] = end - 1
+    for tp, offset in todo.items():
+        table.data.set_persisted_offset(TP(tp.topic, tp.partition), offset)
+        done[tp.partition] = offset
     if done:
         log.debug("%s: changelog applied up to %s", table.name, done)
     return done
