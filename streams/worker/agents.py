@@ -58,7 +58,7 @@ from streams.settings import StreamSettings
 from streams.stages import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
 from streams.worker.batching import MARKER_PREFIX, BatchView, decode_records, flush_views, is_marker, partition_for
 from streams.worker.continuity import Continuity, by_partition
-from streams.worker.outputs import Outputs, Records
+from streams.worker.outputs import Lines, Outputs
 
 __all__ = ["ActorHandler", "Outputs", "ProjectHandler"]
 Stage = Callable[[Any, dict[str, Any], Any], StageResult]
@@ -162,8 +162,10 @@ class _KeyedHandler:
                     merge(progress, record)
                     moved = True
                 else:
-                    await self._hold(event.message, view, due, record, line, marks,
-                                     self.upto.get(partition) if type(event) is Reread else None)
+                    failed = self._hold(event.message.offset, view, due, record, marks,
+                                        self.upto.get(partition) if type(event) is Reread else None)
+                    if failed is not None:
+                        await self.out.dead_letter(event.message, failed, payload=line)
             if moved:
                 marks = watermarks(progress, lateness, self.kind)
                 results += await self._release(partition, view, due, marks)
@@ -224,12 +226,13 @@ class _KeyedHandler:
         return [Reread(e.message) if e.message.offset < start else e
                 for e in group if not start <= e.message.offset < stop]
 
-    async def _hold(self, message: Any, view: BatchView, due: Held, record: Any, line: bytes,
-                    marks: tuple[float, float], upto: tuple[float, float] | None = None) -> None:
-        """Keep one record until its watermark passes it; one already behind it is late, and is
-        applied as of that watermark (`streams.eventtime.as_of`). A record read again after a
-        restart (`upto`: the watermarks of the last stored flush) that they had passed was applied
-        then and is stored: skipped, whether its key is still there or was swept since."""
+    def _hold(self, offset: int, view: BatchView, due: Held, record: Any, marks: tuple[float, float],
+              upto: tuple[float, float] | None = None) -> str | None:
+        """Keep one record (of the stage message at `offset`) until its watermark passes it; one
+        already behind it is late, and is applied as of that watermark (`streams.eventtime.as_of`).
+        A record read again after a restart (`upto`: the watermarks of the last stored flush) that
+        they had passed was applied then and is stored: skipped, whether its key is still there or
+        was swept since. Why the record failed, for its dead letter; None if it did not."""
         try:
             if type(record) is not dict:
                 raise ValueError("not JSON")
@@ -240,20 +243,22 @@ class _KeyedHandler:
             early = kind in self.early
             if upto is not None and at < (upto[0] if early else upto[1]):
                 self.redelivered += 1
-                return
-            src = record.get("src")
+                return None
+            coords = record.get("src")
+            src = None if coords is None else tuple(coords)
             if src is not None and (due.holds(key, src) or ((value := view.get(key)) is not None
                                                            and applied(value, src, SRC))):
                 self.redelivered += 1  # held or applied already (the key's changelog record says which)
-                return
+                return None
             mark = marks[0] if early else marks[1]
             late = at < mark and at != FIRST
             if late:
                 at = as_of(record, mark)
                 self.late += 1
-            due.hold(key, record, message.offset, early, at, late)
+            due.hold(key, record, offset, early, at, late, src)
         except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
-            await self.out.dead_letter(message, f"{self.stage_name} stage failed: {exc!r}", payload=line)
+            return f"{self.stage_name} stage failed: {exc!r}"
+        return None
 
     async def _release(self, partition: int, view: BatchView, due: Held,
                        marks: tuple[float, float]) -> list[StageResult]:
@@ -264,34 +269,37 @@ class _KeyedHandler:
         if not ready:
             return results
         by_key: dict[str, list[Entry]] = {}
-        key_field = self.key_field
+        key_field, stage, settings = self.key_field, self.stage, self.settings
+        failed: list[tuple[dict[str, Any], Exception]] = []
+        applied = duplicates = 0
         for entry in ready:
             record = entry[4]
-            result = await self._apply(partition, view, record)
-            if result is not None and (result.findings or result.accesses):
-                results.append(result)
+            try:
+                result = stage(view, record, settings)
+            except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
+                failed.append((record, exc))
+            else:
+                applied += 1
+                if result.findings or result.accesses:
+                    results.append(result)
+                elif result is DUPLICATE:
+                    duplicates += 1
             key = record[key_field]
             entries = by_key.get(key)
             if entries is None:
                 by_key[key] = [entry]
             else:
                 entries.append(entry)
+        self.applied += applied
+        self.duplicates += duplicates
         for key, entries in by_key.items():
             value = view.get(key)
             view[key] = took(self.new_value() if value is None else value, entries, SRC)
-        return results
-
-    async def _apply(self, partition: int, view: BatchView, record: dict[str, Any]) -> StageResult | None:
-        try:
-            result = self.stage(view, record, self.settings)
-        except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
+        for record, error in failed:
             line = orjson.dumps(record)
             where = Released(self.table.changelog_topic.get_topic_name(), partition, None, None, line)
-            await self.out.dead_letter(where, f"{self.stage_name} stage failed: {exc!r}", payload=line)
-            return None
-        self.applied += 1
-        self.duplicates += result is DUPLICATE
-        return result
+            await self.out.dead_letter(where, f"{self.stage_name} stage failed: {error!r}", payload=line)
+        return results
 
     async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
         """What to do with access records the stage produced (the actor stage forwards them)."""
@@ -380,10 +388,10 @@ class ActorHandler(_KeyedHandler):
 
     async def after(self, accesses: Iterable[dict[str, Any]], partitions: list[int]) -> None:
         """Forward the accesses to their projects' partitions."""
-        by_partition: Records = defaultdict(list)
+        by_partition: Lines = defaultdict(list)
         parts = self.settings.partitions
         for access in accesses:
-            by_partition[partition_for(access["pkey"], parts)].append(access)
+            by_partition[partition_for(access["pkey"], parts)].append(orjson.dumps(access))
         await self.out.forward(self.by_project, by_partition)
 
     async def after_flush(self, partitions: list[int]) -> None:
@@ -418,21 +426,25 @@ class Reread(NamedTuple):
 def took(value: dict[str, Any], ready: list[Entry], coords_key: str) -> dict[str, Any]:
     """A key's value after its `ready` events were applied: its source coordinates cover them,
     and none of them is pending any more (the flush records the rest: `Held.pend`)."""
+    srcs = [entry[5][1] for entry in ready]  # the tags' coordinates (streams.worker.agents.Held.hold)
     if PEND in value:
-        value[PEND] = [s for s in value[PEND] if all(s != e[4].get("src") for e in ready)]
+        done = set(srcs)
+        value[PEND] = [s for s in value[PEND] if tuple(s) not in done]
     coords = value.get(coords_key)
-    for entry in ready:
-        src = entry[4].get("src")
-        if src is not None:
-            if coords is None:
-                coords = value[coords_key] = {}
-            last = coords.get(str(src[0]))
-            if last is None or src[1:] > last:
-                coords[str(src[0])] = src[1:]
+    for src in srcs:
+        if src[0] == -1:
+            continue  # an access: no coordinates
+        if coords is None:
+            coords = value[coords_key] = {}
+        name = str(src[0])
+        last = coords.get(name)
+        here = list(src[1:])
+        if last is None or here > last:
+            coords[name] = here
     return value
 
 
-def applied(value: dict[str, Any], src: Sequence[int], coords_key: str) -> bool:
+def applied(value: dict[str, Any], src: tuple[int, ...], coords_key: str) -> bool:
     """Whether a key's value has applied the record at these source coordinates (input partition,
     offset, element): at or below the highest it applied from that partition, and not pending."""
     coords = value.get(coords_key)
@@ -447,7 +459,7 @@ class Held:
     """One stage partition's held events (`streams.eventtime.Holding`), with what a flush must say
     about them: which keys hold which source coordinates, and which stage offsets they came from."""
 
-    __slots__ = ("early", "late", "offsets", "ordered", "srcs")
+    __slots__ = ("early", "late", "offsets", "ordered", "srcs", "unplaced")
 
     def __init__(self) -> None:
         self.early = Holding()  # types released by the input's watermark alone (Registry.project_early)
@@ -455,7 +467,7 @@ class Held:
         self.late = Holding()  # records that reached the stage behind its watermark, held at it
         self.srcs: dict[str, set[tuple[int, ...]]] = {}  # key -> source coordinates of its held records
         self.offsets: dict[int, int] = {}  # stage offset -> how many held records came in that message
-
+        self.unplaced = 0  # records without source coordinates (accesses) held so far: their stand-in
     def __len__(self) -> int:
         return len(self.early) + len(self.ordered) + len(self.late)
 
@@ -463,23 +475,29 @@ class Held:
         """Whether the watermarks may have passed a held record (a late one, held after a release)."""
         return self.early.earliest() <= ahead or self.ordered.earliest() <= mark or len(self.late.numbers) > 0
 
-    def holds(self, key: str, src: Sequence[int]) -> bool:
+    def holds(self, key: str, src: tuple[int, ...]) -> bool:
         """Whether the record at these source coordinates is held."""
         held = self.srcs.get(key)
-        return held is not None and tuple(src) in held
+        return held is not None and src in held
 
     def holding(self, key: str) -> bool:
         """Whether `key` has a record held."""
         return key in self.srcs
 
-    def hold(self, key: str, record: dict[str, Any], offset: int, early: bool, at: float, late: bool = False) -> None:
-        """Hold one record of `key` (from the stage message at `offset`) at event time `at`; a `late`
-        one (at its watermark) goes with the next release."""
-        entry = (self.late if late else self.early if early else self.ordered).hold(record, offset, at)
+    def hold(self, key: str, record: dict[str, Any], offset: int, early: bool, at: float, late: bool = False,
+             src: tuple[int, ...] | None = None) -> None:
+        """Hold one record of `key` (from the stage message at `offset`, with source coordinates
+        `src`) at event time `at`; a `late` one (at its watermark) goes with the next release.
+        A record without coordinates (an access) is known by its arrival, under an input
+        partition no record has (-1). Each entry's tag: (stage offset, coordinates)."""
+        if src is None:
+            self.unplaced += 1
+            src = (-1, self.unplaced)
+        (self.late if late else self.early if early else self.ordered).hold(record, (offset, src), at)
         held = self.srcs.get(key)
         if held is None:
             held = self.srcs[key] = set()
-        held.add(_src(entry))
+        held.add(src)
         self.offsets[offset] = self.offsets.get(offset, 0) + 1
 
     def release(self, ahead: float, mark: float, key_field: str) -> list[Entry]:
@@ -490,16 +508,17 @@ class Held:
         ready += self.late.due(inf)  # at the watermark they arrived behind: after what is before it
         offsets, srcs = self.offsets, self.srcs
         for entry in ready:
+            offset, src = entry[5]
             key = entry[4][key_field]
             held = srcs[key]
-            held.discard(_src(entry))
+            held.discard(src)
             if not held:
                 del srcs[key]
-            left = offsets[entry[5]] - 1
+            left = offsets[offset] - 1
             if left:
-                offsets[entry[5]] = left
+                offsets[offset] = left
             else:
-                del offsets[entry[5]]
+                del offsets[offset]
         return ready
 
     def held_from(self) -> int | None:
@@ -536,9 +555,3 @@ class Held:
                 out.append(list(src))
         return out
 
-
-def _src(entry: Entry) -> tuple[int, ...]:
-    """A held record's source coordinates; a record without them (an access) by its arrival, under
-    an input partition no record has (-1)."""
-    src = entry[4].get("src")
-    return (-1, entry[3]) if src is None else tuple(src)

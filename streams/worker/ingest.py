@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 
@@ -29,7 +30,7 @@ from streams.eventtime import FIRST, as_of, input_report
 from streams.kafka import message_bytes, security_options
 from streams.settings import StreamSettings
 from streams.worker.batching import partition_for
-from streams.worker.outputs import Outputs, Records
+from streams.worker.outputs import Lines, Outputs
 
 log = logging.getLogger("sunset.stream.ingest")
 
@@ -250,9 +251,10 @@ class Router:
 
     async def handle(self, messages: Sequence[Any]) -> None:
         """Route a batch, in each input partition's order."""
-        projects: Records = defaultdict(list)
-        actors: Records = defaultdict(list)
+        projects: Lines = defaultdict(list)
+        actors: Lines = defaultdict(list)
         parts, lateness, newest = self.partitions, self.lateness, self.newest
+        dumps = orjson.dumps
         valid = late = 0
         for message in messages:
             got = read(message.value or b"")
@@ -275,10 +277,11 @@ class Router:
                     elif ts < top - lateness:
                         as_of(record, top - lateness)
                         late += 1
+                line = dumps(record)  # once, for both stages
                 if p_key is not None:
-                    projects[partition_for(p_key, parts)].append(record)
+                    projects[partition_for(p_key, parts)].append(line)
                 if a_key is not None:
-                    actors[partition_for(a_key, parts)].append(record)
+                    actors[partition_for(a_key, parts)].append(line)
         metrics = self.out.metrics
         metrics.inc("sunset_stream_messages_total", len(messages), stage="route")
         metrics.inc("sunset_stream_events_total", valid, stage="route")

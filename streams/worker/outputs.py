@@ -12,9 +12,9 @@ import orjson
 
 from streams.detectors.base import Finding
 from streams.metrics import Metrics
-from streams.worker.batching import encode_lines, send_raw
+from streams.worker.batching import chunk_lines, send_raw
 
-Records = dict[int, list[dict[str, Any]]]
+Lines = dict[int, list[bytes]]  # per stage partition: records, each as its JSON line
 
 
 class Outputs:
@@ -59,12 +59,12 @@ class Outputs:
             await self.send(self.findings_topic, orjson.dumps(finding.as_dict()), finding_id.encode())
             self.metrics.inc("sunset_stream_findings_total", kind=finding.kind)
 
-    async def forward(self, topic: Any, by_partition: Records) -> None:
-        """Records to a stage topic: one newline-delimited message per partition (and chunk)."""
+    async def forward(self, topic: Any, by_partition: Lines) -> None:
+        """Records (JSON lines) to a stage topic: one newline-delimited message per partition (and chunk)."""
         count = 0
-        for partition, records in sorted(by_partition.items()):
-            count += len(records)
-            for message in encode_lines(records):
+        for partition, lines in sorted(by_partition.items()):
+            count += len(lines)
+            for message in chunk_lines(lines):
                 await self.send(topic, message, None, partition)
         self.metrics.inc("sunset_stream_forwarded_total", count, topic=topic.get_topic_name())
 

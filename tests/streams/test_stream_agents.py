@@ -18,7 +18,8 @@ from streams.events import Rejected, compact, normalize
 from streams.eventtime import PROGRESS, actors_report, input_report, progress_key
 from streams.metrics import Metrics
 from streams.settings import load_settings
-from streams.worker.agents import Outputs
+from streams.stages import project_stage
+from streams.worker.agents import Outputs, ProjectHandler
 from streams.worker.app import create_app
 from streams.worker.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
 from streams.worker.ingest import Router
@@ -121,6 +122,35 @@ def test_a_failing_line_is_a_dead_letter_and_the_rest_is_processed(tmp_path: Pat
     assert dead == {"reason": "projects stage failed: KeyError('id')", "topic": f"{APP}-by-project",
                     "partition": 1, "offset": 0, "element": None, "payload": broken.decode()}
     assert app.tables["projects"].data["a/y"]["downloads"]["repository_download_operation"] == 1
+
+
+def test_a_detector_that_raises_is_a_dead_letter_and_the_batch_goes_on(
+        tmp_path: Path, sent: Sent, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector's exception while held records are released: the record is a dead letter (from
+    the stage's changelog partition, with its line), the records before and after it are applied."""
+    def exploding(view: Any, record: dict[str, Any], limits: Any) -> Any:
+        if record["id"] == "boom":
+            raise RuntimeError("detector bug")
+        return project_stage(view, record, limits)
+
+    monkeypatch.setattr(ProjectHandler, "stage", staticmethod(exploding))
+    app = new_app(tmp_path)
+    downloads = [event("repository_download_operation", i, project="a/z", ident=ident)
+                 for i, ident in enumerate(("a", "boom", "c"))]
+
+    async def scenario() -> None:
+        async with app.agents["projects"].test_context() as agent:
+            await agent.put(stage_message(*downloads, through=3), partition=1, wait=False)
+            await until(lambda: any(t == f"{APP}-projects-changelog" and str(k).startswith(MARKER_PREFIX)
+                                    for t, k, _, _ in sent))
+
+    asyncio.run(scenario())
+    (dead,) = [orjson.loads(v) for t, _, v, _ in sent if t == "sunset-dead-letters"]
+    payload = orjson.loads(dead.pop("payload"))
+    assert dead == {"reason": "projects stage failed: RuntimeError('detector bug')",
+                    "topic": f"{APP}-projects-changelog", "partition": 1, "offset": None, "element": None}
+    assert (payload["id"], payload["pkey"], payload["event_type"]) == ("boom", "a/z", "repository_download_operation")
+    assert app.tables["projects"].data["a/z"]["downloads"]["repository_download_operation"] == 2
 
 
 def test_actors_agent_forwards_accesses_to_the_accessed_projects_partition(tmp_path: Path, sent: Sent) -> None:

@@ -7,6 +7,8 @@ from typing import Any
 
 import orjson
 import pytest
+from aiokafka.producer.message_accumulator import BatchBuilder
+from aiokafka.record.default_records import DefaultRecordBatch
 
 from streams.worker.batching import (
     CHUNK_BYTES,
@@ -17,6 +19,7 @@ from streams.worker.batching import (
     flush_views,
     is_marker,
     partition_for,
+    send_records,
 )
 
 
@@ -94,3 +97,64 @@ def test_the_marker_says_the_stage_offset_expected_next_once_the_writes_are_stor
     assert table.sent == [("t-changelog", "new", {"n": 1}, 2),
                           ("t-changelog", f"{MARKER_PREFIX}2", {"written": 1, "next": 41}, 2)]
     assert table.data[f"{MARKER_PREFIX}2"] == {"written": 1, "next": 41}
+
+
+class BatchingProducer:
+    """aiokafka's producer as `send_records` uses it (`create_batch`, `send_batch`), with aiokafka's
+    own batch builder of a given size; records each batch sent, decoded."""
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self.batches: list[tuple[str, int, list[tuple[bytes, bytes | None]]]] = []
+
+    def create_batch(self) -> BatchBuilder:
+        return BatchBuilder(self.batch_size, 0)
+
+    async def send_batch(self, batch: BatchBuilder, topic: str, *, partition: int) -> Any:
+        self.batches.append((topic, partition, _records(batch)))
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+
+def _records(batch: BatchBuilder) -> list[tuple[bytes, bytes | None]]:
+    reader = DefaultRecordBatch(bytearray(batch._build()))
+    return [(bytes(r.key), None if r.value is None else bytes(r.value)) for r in reader]
+
+
+class BatchedTable(FakeTable):
+    """A table whose app's producer is Faust's aiokafka driver, started: `_producer` is aiokafka's."""
+
+    def __init__(self, batch_size: int) -> None:
+        super().__init__()
+        self.kafka = self._producer = BatchingProducer(batch_size)
+
+
+def test_a_flush_sends_its_records_in_whole_batches_then_the_marker_alone() -> None:
+    """Hundreds of changed keys go as a few record batches (not a send each), in full, each batch
+    within the producer's batch size; the marker follows alone."""
+    table = BatchedTable(batch_size=16 * 1024)
+    view = BatchView(table)
+    for i in range(300):
+        view[f"k{i:03}"] = {"pad": "x" * 200, "i": i}
+    del view["kept"]
+    assert asyncio.run(flush_views({5: view}, {5: 7})) == 301
+    batches = table.kafka.batches
+    assert len(batches) == 5 and {(t, p) for t, p, _ in batches} == {("t-changelog", 5)}
+    sent = sorted((orjson.loads(k), None if v is None else orjson.loads(v)) for _, _, rs in batches for k, v in rs)
+    assert sent == sorted([("kept", None)] + [(f"k{i:03}", {"pad": "x" * 200, "i": i}) for i in range(300)],
+                          key=lambda kv: kv[0])
+    assert table.sent == [("t-changelog", f"{MARKER_PREFIX}5", {"written": 301, "next": 7}, 5)]
+
+
+def test_a_record_larger_than_a_batch_goes_in_a_batch_of_its_own() -> None:
+    table = BatchedTable(batch_size=1024)
+    big, small = {"pad": "y" * 5000}, {"n": 1}
+    futures = asyncio.run(_send(table, [(b'"a"', orjson.dumps(small)), (b'"b"', orjson.dumps(big)),
+                                        (b'"c"', orjson.dumps(small))]))
+    assert futures == 3
+    assert [[orjson.loads(k) for k, _ in rs] for _, _, rs in table.kafka.batches] == [["a"], ["b"], ["c"]]
+
+
+async def _send(table: BatchedTable, records: list[tuple[bytes, bytes | None]]) -> int:
+    return len(await asyncio.gather(*await send_records(table, 0, records)))

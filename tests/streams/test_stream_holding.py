@@ -17,7 +17,8 @@ def rec(kind: str, ts: float, ident: str, src: list[int] | None = None, key: str
 
 
 def hold(held: Held, record: dict[str, Any], offset: int, early: bool = False) -> None:
-    held.hold(record["akey"], record, offset, early, record["ts"])
+    src = record.get("src")
+    held.hold(record["akey"], record, offset, early, record["ts"], src=None if src is None else tuple(src))
 
 
 def test_records_come_out_in_event_time_order_and_leave_the_holding() -> None:
@@ -29,7 +30,7 @@ def test_records_come_out_in_event_time_order_and_leave_the_holding() -> None:
     assert [e[2] for e in held.release(25.0, 25.0, "akey")] == ["1", "2"]
     # b keeps its record of 30 s (from the message at offset 5): the oldest message held
     assert (held.held_from(), len(held), held.holding("b"), held.holding("a")) == (5, 2, True, False)
-    assert held.holds("b", [0, 7, 0]) and not held.holds("b", [0, 8, 0])
+    assert held.holds("b", (0, 7, 0)) and not held.holds("b", (0, 8, 0))
     assert held.release(25.0, 25.0, "akey") == []
     assert not held.passed(25.0, 25.0) and held.passed(30.0, 30.0)
     assert [e[2] for e in held.release(100.0, 100.0, "akey")] == ["3", "9"]
@@ -61,5 +62,5 @@ def test_a_value_has_applied_what_its_coordinates_cover_except_what_is_pending()
     coords = {"2": [6, 0]}
     value = {"src": coords, PEND: held.pending("k", coords)}
     assert value[PEND] == [[2, 4, 0]]
-    assert [applied(value, src, "src") for src in ([2, 3, 0], [2, 4, 0], [2, 6, 0], [2, 6, 1], [2, 9, 0],
-                                                      [5, 1, 0])] == [True, False, True, False, False, False]
+    assert [applied(value, src, "src") for src in ((2, 3, 0), (2, 4, 0), (2, 6, 0), (2, 6, 1), (2, 9, 0),
+                                                      (5, 1, 0))] == [True, False, True, False, False, False]
