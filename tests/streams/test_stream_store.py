@@ -13,6 +13,7 @@ import pytest
 import rocksdict
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from pydantic import ValidationError
+from streamgen import generate, snapshot
 from streamkit import (  # noqa: F401 - the `broker` fixture
     SAMPLE,
     SNAPSHOT,
@@ -24,12 +25,14 @@ from streamkit import (  # noqa: F401 - the `broker` fixture
     read_topic,
     try_json,
     wait_for,
+    worker_results,
 )
+from test_stream_exact import SEED
 from test_stream_worker import create_topic, latest
 
 from streams.dev import EmbeddedBroker
-from streams.events import load_snapshot
-from streams.replay import replay_file
+from streams.events import load_snapshot, snapshot_records
+from streams.replay import replay_file, replay_lines
 from streams.settings import StreamSettings
 
 OFFSET_KEY = b"__faust\0offset__"  # where Faust's RocksDB store keeps a partition's applied changelog offset
@@ -104,6 +107,38 @@ def test_rocksdb_store_restarts_from_its_own_state_after_sigkill(broker: Embedde
         final = {f["id"]: f for f in expected["findings"]}
         findings = read_topic(broker.bootstrap, "rocks-findings", lambda r: latest(r) == final)
         assert latest(findings) == final
+    finally:
+        worker.stop()
+
+
+def test_rocksdb_store_killed_with_unwritten_changes_restarts_to_the_replays_results(
+        broker: EmbeddedBroker, tmp_path: Path) -> None:
+    """The store writes a changed key to RocksDB when its partition's offset is recorded, not at
+    every flush: a SIGKILL in the middle of the stream, after offsets were recorded and with
+    changelog records past them, leaves changes only the changelog has; the restart on the same
+    data dir reads them from there and ends with the replay's results."""
+    seed = [json.dumps(record).encode() for record in snapshot_records(snapshot())]
+    lines = generate(SEED + 1, busy=100_000)  # long enough to see offsets recorded (every 5 s) mid-stream
+    doc = replay_lines([line + b"\n" for line in lines], limits(), snapshot_records(snapshot()))
+    app = "rockskill"
+    worker = Worker(broker, app, tmp_path / "worker", partitions=PARTITIONS, SUNSET_STORE="rocksdb://",
+                    SUNSET_BATCH_SIZE="500")
+    create_topic(broker.bootstrap, f"{app}-in", PARTITIONS)
+    produce(broker.bootstrap, f"{app}-in", seed + lines, keyed=True)
+    worker.start()
+    try:
+        def unrecorded() -> bool:  # offsets recorded, and changelog records past them
+            mine = persisted(worker.data_dir)
+            return any(v is not None for v in mine.values()) and changelog_last(broker.bootstrap, app) != mine
+
+        wait_for("/ready (the databases created)", lambda: (try_json(worker.url + "/ready") or {}).get("ready"),
+                 every=0.05)
+        wait_for("offsets recorded mid-stream", unrecorded, timeout=120, every=0.05)
+        worker.kill()
+        worker.start()
+        found = worker_results(worker, broker, app, doc)
+        assert found["tallies"] == doc["downloads"]
+        assert found["findings"] == {f["id"]: f for f in doc["findings"]}
     finally:
         worker.stop()
 
