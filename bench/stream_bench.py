@@ -24,10 +24,17 @@ events:
   the slowest worker's wall clock, per worker, CPU time per worker, and the N-worker / 1-worker
   ratio (on a 2-vCPU machine the workers share the CPUs with the broker: the CPU times show it).
 
-`--worker-from CHECKOUT` runs the worker of another checkout (an A/B against a baseline); `--stores
-memory://,rocksdb://` runs each worker run once per store, on the same input topic (the store's cost
-per event); `--py-spy OUT` samples the first worker (of each store) with py-spy (`pip install py-spy`)
-into raw stacks.
+`--worker-from CHECKOUT` makes every worker run an A/B: the workers of another checkout (A) and of
+this one (B), alternating, on the same input topic, each until its results equal the replay document
+of ITS OWN checkout (the other checkout's replay runs in a subprocess there: detectors and findings
+may differ between versions, and a worker is judged against its own version's replay); then events
+per CPU second of A and of B and B / A (`--worker-repeat N`: N rounds, the order alternating; the
+best and the median of each, and the geometric mean of B / A round by round with its spread: one
+worker's CPU time per event moves by 10-30 % from run to run). `--worker-to CHECKOUT` makes B
+another checkout's worker too (the A/B of one commit: `--worker-from` a checkout of its parent,
+`--worker-to` one of the commit). `--stores memory://,rocksdb://` runs each worker run once per
+store, on the same input topic (the store's cost per event); `--py-spy OUT` samples the first worker
+(of each store) with py-spy (`pip install py-spy`) into raw stacks.
 """
 
 from __future__ import annotations
@@ -35,15 +42,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from stream_events import generate
 from stream_floor import floor_replay
@@ -67,8 +76,16 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--broker", help="kafka://host:port of a running broker (default: start Tansu)")
     parser.add_argument("--no-worker", action="store_true", help="floor and replay only")
     parser.add_argument("--memory", action="store_true", help="peak RSS of the replay at 1x and 4x the events")
-    parser.add_argument("--worker-from", type=Path, default=REPO, metavar="CHECKOUT",
-                        help="run the worker of another checkout of sunset (an A/B run against a baseline)")
+    parser.add_argument("--worker-from", type=Path, metavar="CHECKOUT",
+                        help="A/B: each worker run also with the worker of another checkout, alternating, "
+                             "each checked against its own checkout's replay")
+    parser.add_argument("--worker-to", type=Path, metavar="CHECKOUT",
+                        help="with --worker-from: B is the worker of this checkout instead of this one's "
+                             "(its replay run there too)")
+    parser.add_argument("--worker-repeat", type=int, default=1,
+                        help="with --worker-from: rounds of A and B (order alternating); best and median compared")
+    parser.add_argument("--bound", type=float, default=1800.0,
+                        help="seconds a worker run may take to equal its replay's results before the bench fails")
     parser.add_argument("--py-spy", type=Path, metavar="OUT",
                         help="profile the worker with py-spy (if installed): raw stacks to OUT (OUT.STORE with "
                              "several --stores)")
@@ -126,8 +143,40 @@ from streams.replay import replay_file
 from streams.settings import DetectorSettings
 start = time.process_time()
 doc = replay_file(Path(sys.argv[1]), DetectorSettings(allowed_lateness=float(sys.argv[2])))
-print(json.dumps({"cpu": time.process_time() - start, "stats": doc["stats"]}))
+cpu = time.process_time() - start
+if len(sys.argv) > 3:
+    Path(sys.argv[3]).write_text(json.dumps(doc))
+print(json.dumps({"cpu": cpu, "stats": doc["stats"]}))
 """
+
+
+def checkout_env(checkout: Path) -> dict[str, str]:
+    """The environment that imports `checkout`'s code first (ahead of this venv's editable install)."""
+    return {**os.environ, "PYTHONPATH": str(checkout)}
+
+
+def checkout_replay(path: Path, checkout: Path, lateness: float, out: Path) -> tuple[float, dict[str, Any]]:
+    """The CPU seconds and the replay document of `checkout` (run there, in a fresh process) for `path`."""
+    done = subprocess.run([sys.executable, "-c", AB_CODE, str(path), str(lateness), str(out)], capture_output=True,
+                          text=True, check=True, cwd=checkout, env=checkout_env(checkout))
+    doc: dict[str, Any] = json.loads(out.read_text())
+    return float(json.loads(done.stdout)["cpu"]), doc
+
+
+def document_differences(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """What differs between two replay documents, in a line ("none" when they are equal)."""
+    parts = [f"key {key!r} only in {'A' if key in a else 'B'}" for key in sorted(set(a) ^ set(b))]
+    for key in sorted(set(a) & set(b)):
+        if a[key] == b[key]:
+            continue
+        if key == "findings":
+            fa, fb = ({f["id"]: f for f in doc[key]} for doc in (a, b))
+            changed = sum(1 for i in fa.keys() & fb.keys() if fa[i] != fb[i])
+            parts.append(f"findings: {len(fa)} in A, {len(fb)} in B, {len(fa.keys() - fb.keys())} only in A, "
+                         f"{len(fb.keys() - fa.keys())} only in B, {changed} of the same id differ")
+        else:
+            parts.append(f"{key} differ")
+    return "; ".join(parts) or "none"
 
 
 def replay_ab(path: Path, checkout: Path, repeat: int, lateness: float) -> tuple[float, float]:
@@ -137,7 +186,7 @@ def replay_ab(path: Path, checkout: Path, repeat: int, lateness: float) -> tuple
     for _ in range(repeat):
         for name, where in (("A", checkout), ("B", REPO)):
             done = subprocess.run([sys.executable, "-c", AB_CODE, str(path), str(lateness)], capture_output=True,
-                                  text=True, check=True, cwd=where, env={**os.environ, "PYTHONPATH": str(where)})
+                                  text=True, check=True, cwd=where, env=checkout_env(where))
             best[name] = min(best[name], json.loads(done.stdout)["cpu"])
     return best["A"], best["B"]
 
@@ -228,37 +277,57 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def settled(ports: list[int], n: int, broker: str, prefix: str, doc: dict[str, Any]) -> bool:
-    """Every input message routed, and the workers' tallies (together) and the findings topic equal
-    to the replay's."""
+def unsettled(ports: list[int], n: int, broker: str, prefix: str, doc: dict[str, Any]) -> str | None:
+    """What still differs from the replay document `doc` (None once every input message is routed and
+    the workers' tallies, together, and the findings topic equal the document's)."""
     routed = sum(metrics(port).get('sunset_stream_messages_total{stage="route"}', 0) for port in ports)
     if routed < n:
-        return False
+        return f"{routed:g} of {n} messages routed"
     tallies: dict[str, Any] = {}
     for port in ports:
         tallies.update(get_json(f"http://127.0.0.1:{port}/tallies"))
     if tallies != doc["downloads"]:
-        return False
-    return findings_on_topic(broker, f"{prefix}-findings") == {f["id"]: f for f in doc["findings"]}
+        return (f"tallies of {len(tallies)} projects, the replay's of {len(doc['downloads'])}; "
+                f"{sum(1 for k, v in tallies.items() if doc['downloads'].get(k) != v)} differ")
+    found = findings_on_topic(broker, f"{prefix}-findings")
+    expected = {f["id"]: f for f in doc["findings"]}
+    if found != expected:
+        return (f"{len(found)} findings on the topic, the replay has {len(expected)}: "
+                f"{len(found.keys() - expected.keys())} not in the replay, {len(expected.keys() - found.keys())} "
+                f"missing, {sum(1 for i in found.keys() & expected.keys() if found[i] != expected[i])} differ")
+    return None
+
+
+def log_tail(path: Path, lines: int = 20) -> str:
+    """The last lines of a worker's log (stderr), for an error message."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as error:
+        return f"(no log: {error})"
 
 
 def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int, data_dir: Path,
                   doc: dict[str, Any], lateness: float, checkout: Path = REPO, py_spy: Path | None = None,
                   bound: float = 1800.0, store: str = "memory://") -> dict[str, Any]:
-    """`workers` processes of one app (of `checkout`, tables in `store`) on `partitions` stage partitions, until their
-    results equal the replay document's (RuntimeError after `bound` s); per worker its CPU seconds
-    and peak RSS from its first progress to then."""
+    """`workers` processes of one app (of `checkout`, tables in `store`) on `partitions` stage
+    partitions, until their results equal the replay document `doc` (RuntimeError after `bound` s,
+    with the tail of the first worker's log); per worker its CPU seconds and peak RSS from its first
+    progress to then."""
     app_id = f"bench-{os.getpid()}-{workers}x{partitions}-{time.monotonic_ns() % 100_000}"
-    env = {**os.environ, "SUNSET_BROKER": broker, "SUNSET_INPUT_TOPIC": topic, "SUNSET_APP_ID": app_id,
+    env = {**checkout_env(checkout), "SUNSET_BROKER": broker, "SUNSET_INPUT_TOPIC": topic, "SUNSET_APP_ID": app_id,
            "SUNSET_PARTITIONS": str(partitions), "SUNSET_FINDINGS_TOPIC": f"{app_id}-findings",
            "SUNSET_DEAD_LETTER_TOPIC": f"{app_id}-dead", "SUNSET_ALLOWED_LATENESS": str(lateness),
-           "SUNSET_STORE": store, "PYTHONPATH": str(checkout)}
+           "SUNSET_STORE": store}
     ports = [free_port() for _ in range(workers)]
+    data_dir.mkdir(parents=True, exist_ok=True)
+    logs = [data_dir / f"w{i}.log" for i in range(workers)]
     launched = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "scanner.cli", "stream", "worker", "--profile", "dev",
-                               "--web-port", str(port), "--data-dir", str(data_dir / f"w{i}")],
-                              env=env, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for i, port in enumerate(ports)]
+    procs = []
+    for i, port in enumerate(ports):
+        with logs[i].open("wb") as log:
+            procs.append(subprocess.Popen([sys.executable, "-m", "scanner.cli", "stream", "worker", "--profile", "dev",
+                                           "--web-port", str(port), "--data-dir", str(data_dir / f"w{i}")],
+                                          env=env, cwd=checkout, stdout=subprocess.DEVNULL, stderr=log))
     spy = None
     if py_spy is not None:
         spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(procs[0].pid),
@@ -266,11 +335,12 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     first: float | None = None
     first_cpu: list[float] = []
+    waiting = "no progress yet"
     try:
         while True:
             for proc in procs:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"a worker exited with {proc.returncode}")
+                    raise RuntimeError(f"a worker of {checkout} exited with {proc.returncode}:\n{log_tail(logs[0])}")
             try:
                 routed = sum(metrics(port).get('sunset_stream_messages_total{stage="route"}', 0) for port in ports)
             except OSError:
@@ -278,14 +348,18 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
                 continue
             if first is None and routed > 0:
                 first, first_cpu = time.perf_counter(), [cpu_seconds(proc.pid) for proc in procs]
-            if first is not None and settled(ports, n, broker, app_id, doc):
-                end = time.perf_counter()
-                cpu = [cpu_seconds(proc.pid) - c for proc, c in zip(procs, first_cpu, strict=True)]
-                rss = [peak_rss_mb(proc.pid) for proc in procs]
-                m = [metrics(port) for port in ports]
-                break
+            if first is not None:
+                pending = unsettled(ports, n, broker, app_id, doc)
+                if pending is None:
+                    end = time.perf_counter()
+                    cpu = [cpu_seconds(proc.pid) - c for proc, c in zip(procs, first_cpu, strict=True)]
+                    rss = [peak_rss_mb(proc.pid) for proc in procs]
+                    m = [metrics(port) for port in ports]
+                    break
+                waiting = pending
             if time.perf_counter() - launched > bound:
-                raise RuntimeError(f"the workers' results did not equal the replay's within {bound:g} s")
+                raise RuntimeError(f"the results of the workers of {checkout} did not equal its replay's within "
+                                   f"{bound:g} s ({waiting}); the log's tail:\n{log_tail(logs[0])}")
             time.sleep(0.5)
     finally:
         for proc in procs:
@@ -303,7 +377,8 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
 def main() -> int:  # noqa: PLR0915 - one run, printed in order
     args = parse_args()
     print(f"# sunset stream bench — {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"load {os.getloadavg()[0]:.2f}, {args.events} events, seed {args.seed}, worker from {args.worker_from}")
+          f"load {os.getloadavg()[0]:.2f}, {args.events} events, seed {args.seed}"
+          f"{f', worker A/B against {args.worker_from}' if args.worker_from else ''}")
     with tempfile.TemporaryDirectory(prefix="sunset-stream-bench-") as tmp:
         path = Path(tmp) / "events.jsonl"
         size = write_events(path, args.events, args.seed)
@@ -327,14 +402,39 @@ def main() -> int:  # noqa: PLR0915 - one run, printed in order
                 bigger.unlink()
         if args.no_worker:
             return 0
+        sides = [Side("B", REPO, doc, replay_rate)]
+        if args.worker_from and args.worker_to:
+            cpu, doc_b = checkout_replay(path, args.worker_to.resolve(), args.lateness, Path(tmp) / "replay-b.json")
+            sides = [Side("B", args.worker_to.resolve(), doc_b, args.events / cpu)]
+            print(f"replay of B ({sides[0].checkout}): {args.events / cpu:,.0f} events/s of CPU (one run, a fresh "
+                  f"process); how its document differs from this checkout's: {document_differences(doc_b, doc)}")
+        if args.worker_from:
+            other = args.worker_from.resolve()
+            cpu, doc_a = checkout_replay(path, other, args.lateness, Path(tmp) / "replay-a.json")
+            sides.insert(0, Side("A", other, doc_a, args.events / cpu))
+            print(f"replay of A ({other}): {args.events / cpu:,.0f} events/s of CPU (one run, a fresh process); "
+                  f"how its document differs from B's: {document_differences(doc_a, sides[1].doc)}")
         lines = path.read_bytes().splitlines()
-        with EmbeddedBroker(log_path=Path(tmp) / "tansu.log") if not args.broker else _External(args.broker) as b:
-            run_workers(args, b.url, lines, doc, replay_rate, Path(tmp))
+        with EmbeddedBroker(log_path=Path(tmp) / "tansu.log") if not args.broker else _External(args.broker) as running:
+            run_workers(args, running.url, lines, sides, Path(tmp))
+        print(f"load {os.getloadavg()[0]:.2f} at the end")
     return 0
 
 
-def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], doc: dict[str, Any], replay_rate: float,
-                tmp: Path) -> None:
+class Side(NamedTuple):
+    """One side of a worker A/B: its name, its checkout, its own replay document and that replay's
+    events per CPU second."""
+
+    name: str
+    checkout: Path
+    doc: dict[str, Any]
+    replay_rate: float
+
+
+def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides: list[Side], tmp: Path) -> None:
+    """Each run of `--worker-partitions` and `--scale` with the worker of every side (alternating,
+    `--worker-repeat` rounds with `--worker-from`), each checked against its side's replay before its
+    speed is printed; with two sides, B / A of the best and of the median events per CPU second."""
     settings = load_settings("dev", broker=broker)
     n = len(lines)
     stores = [s for s in args.stores.split(",") if s]
@@ -348,36 +448,68 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], doc: 
             print(f"produce (setup), {partitions} partitions: {n / produced:,.0f} msg/s")
     raw = asyncio.run(raw_consume(settings.kafka_bootstrap(), topics[runs[0][1]], n))
     print(f"raw aiokafka consume: {n / raw:,.0f} msg/s ({raw:.2f} s)")
-    single: dict[tuple[str, int], float] = {}
+    single: dict[tuple[str, str, int], float] = {}
     for workers, partitions in runs:
         for store in stores:
             spy = args.py_spy if (workers, partitions) == runs[0] else None  # the first run (of each store) only
             if spy is not None and len(stores) > 1:
                 spy = spy.with_name(f"{spy.name}.{store.split(':')[0]}")
-            run_one(args, broker, topics[partitions], n, workers, partitions, store, doc, replay_rate, raw, tmp,
-                    spy, single)
+            run_sides(args, broker, topics[partitions], n, workers, partitions, store, sides, raw, tmp, spy, single)
 
 
-def run_one(args: argparse.Namespace, broker: str, topic: str, n: int, workers: int, partitions: int, store: str,
-            doc: dict[str, Any], replay_rate: float, raw: float, tmp: Path, spy: Path | None,
-            single: dict[tuple[str, int], float]) -> None:
-    """One worker run: its figures printed (`single` keeps the 1-worker rates for the scale-out ratio)."""
-    name = store.split(":")[0]
-    w = bench_workers(broker, topic, n, workers, partitions, tmp / f"w-{workers}x{partitions}-{name}", doc,
-                      args.lateness, args.worker_from.resolve(), spy, store=store)
+def run_sides(args: argparse.Namespace, broker: str, topic: str, n: int, workers: int, partitions: int, store: str,
+              sides: list[Side], raw: float, tmp: Path, spy: Path | None,
+              single: dict[tuple[str, str, int], float]) -> None:
+    """One worker run per side and round (`single` keeps the 1-worker rates for the scale-out ratio);
+    with two sides, the A/B line."""
+    rounds = args.worker_repeat if len(sides) > 1 else 1
+    label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions, {store}"
+    cpus: dict[str, list[float]] = {side.name: [] for side in sides}
+    for round_ in range(rounds):
+        for side in sides if round_ % 2 == 0 else sides[::-1]:
+            w = bench_workers(broker, topic, n, workers, partitions,
+                              tmp / f"w-{workers}x{partitions}-{store.split(':')[0]}-{side.name}{round_}", side.doc,
+                              args.lateness, side.checkout, spy, args.bound, store)
+            spy = None  # the first run only
+            cpus[side.name].append(sum(w["cpu_s"]))
+            print_worker_run(f"{label}{f', {side.name}' if len(sides) > 1 else ''}", w, n, partitions, raw, side,
+                             single.get((side.name, store, partitions)) if workers > 1 else None)
+            if workers == 1:
+                single[(side.name, store, partitions)] = n / w["processing_s"]
+    if len(sides) > 1:
+        a, b = (n / min(cpus[side.name]) for side in sides)
+        ma, mb = (n / statistics.median(cpus[side.name]) for side in sides)
+        print(f"worker A/B, {label} (events per CPU second, best of {rounds}): A {sides[0].checkout} {a:,.0f}, "
+              f"B {sides[1].checkout} {b:,.0f}; B / A {b / a:.3f} (medians {ma:,.0f} and {mb:,.0f}: "
+              f"{mb / ma:.3f}){paired(cpus['A'], cpus['B'])}")
+
+
+def paired(cpu_a: list[float], cpu_b: list[float]) -> str:
+    """B / A of events per CPU second round by round (A and B ran next to each other in a round), as a
+    geometric mean with twice its standard error; empty for fewer than 2 rounds."""
+    logs = [math.log(a / b) for a, b in zip(cpu_a, cpu_b, strict=True)]
+    if len(logs) < 2:
+        return ""
+    mean, half = statistics.fmean(logs), 2 * statistics.stdev(logs) / math.sqrt(len(logs))
+    return (f"; round by round B / A {math.exp(mean):.3f} (geometric mean of {len(logs)}, ± 2 standard errors "
+            f"{math.exp(mean - half):.3f}-{math.exp(mean + half):.3f})")
+
+
+def print_worker_run(label: str, w: dict[str, Any], n: int, partitions: int, raw: float, side: Side,
+                     base: float | None) -> None:
+    """One worker run's line (its results equal its side's replay by now), and its ratio: to the
+    replay for one worker, to one worker's wall clock (`base`) for several."""
     wall = n / w["processing_s"]
     cpu = sum(w["cpu_s"])
-    label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions, {store}"
+    workers = len(w["cpu_s"])
     print(f"{label}: results equal the replay's; {wall:,.0f} events/s ({w['processing_s']:.2f} s processing, "
           f"{w['wall_s']:.2f} s from start); CPU {' + '.join(f'{c:.2f}' for c in w['cpu_s'])} s = "
           f"{n / cpu:,.0f} events per CPU second; peak RSS {' / '.join(f'{r:.0f}' for r in w['rss_mb'])} MB; "
           f"{w['changelog_writes'] / n:.2f} changelog records per event")
     if workers == 1:
-        single[store, partitions] = wall
-        print(f"  worker / replay: {n / cpu / replay_rate:.3f} by CPU time (target >= "
+        print(f"  worker / replay: {n / cpu / side.replay_rate:.3f} by CPU time (target >= "
               f"{0.5 if partitions == 1 else 0.4}), worker / raw consume {raw / w['processing_s']:.3f}")
     else:
-        base = single.get((store, partitions))
         ratio = f"{wall / base:.2f}" if base else "n/a (no 1-worker run on as many partitions)"
         print(f"  per worker {wall / workers:,.0f} events/s; {workers} workers / 1 worker: {ratio}")
 
