@@ -6,7 +6,8 @@ Run by hand (never part of the test suite):
     .venv/bin/python bench/stream_recovery.py                  # embedded Tansu broker, 200k events
 
 For each store, in the same run and on the same input topic: a worker (dev profile) processes the
-events until its tallies and findings equal the replay's (no time is printed otherwise), waits
+events until its tallies and findings equal the replay's (no time is printed otherwise; its
+`/ready`, that time and its CPU time before and after `/ready` are printed), waits
 for RocksDB to record the applied changelog offsets (`streams.worker.store.PERSIST_EVERY`), and is
 killed (SIGKILL); a new worker on the same data dir is timed from its start to `/ready` (tables
 recovered) and to its tallies equal the replay's again.
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from stream_bench import REPO, bench_replay, findings_on_topic, get_json, produce, write_events
+from stream_bench import REPO, bench_replay, cpu_seconds, findings_on_topic, get_json, produce, write_events
 
 from streams.dev import EmbeddedBroker, free_port
 from streams.settings import load_settings
@@ -60,6 +61,15 @@ def poll(worker: subprocess.Popen[bytes], what: str, check: Any, bound: float = 
     raise RuntimeError(f"no {what} within {bound:g} s")
 
 
+def spy_on(worker: subprocess.Popen[bytes], out: Path | None, suffix: str) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling `worker` into raw stacks at OUT.suffix, if asked for."""
+    if out is None:
+        return None
+    return subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker.pid),
+                             "--rate", "100", "--nonblocking", "--format", "raw", "--output", f"{out}.{suffix}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def ready(port: int) -> bool:
     try:
         return bool(get_json(f"http://127.0.0.1:{port}/ready")["ready"])
@@ -88,7 +98,8 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--lateness", type=float, default=150.0)
     parser.add_argument("--stores", default="memory://,rocksdb://", help="the stores to time, comma-separated")
-    parser.add_argument("--py-spy", type=Path, metavar="OUT", help="sample each restarted worker with py-spy")
+    parser.add_argument("--py-spy", type=Path, metavar="OUT",
+                        help="sample each worker with py-spy: OUT.first.STORE (first run), OUT.STORE (restart)")
     args = parser.parse_args()
     print(f"# sunset stream recovery bench — {platform.python_version()}, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.2f}, {args.events} events, {args.partitions} partitions")
@@ -110,18 +121,21 @@ def main() -> int:
                                 and findings_on_topic(b.url, f"{app_id}-findings") == findings)
 
                 worker = start(b.url, topic, app_id, store, args.partitions, data_dir, port, args.lateness)
+                spy = spy_on(worker, args.py_spy, f"first.{store[:-3]}")
                 try:
-                    first = poll(worker, "results equal to the replay's", equal)
+                    first_ready = poll(worker, "/ready", lambda port=port: ready(port))
+                    ready_cpu = cpu_seconds(worker.pid)
+                    first = first_ready + poll(worker, "results equal to the replay's", equal)
+                    first_cpu = cpu_seconds(worker.pid)
                     time.sleep(PERSIST_EVERY + 1)
                 finally:
                     worker.kill()
                     worker.wait()
+                    if spy is not None:
+                        spy.wait(timeout=60)
                 records = changelog_records(bootstrap, app_id, args.partitions)
                 worker = start(b.url, topic, app_id, store, args.partitions, data_dir, port, args.lateness)
-                spy = None if args.py_spy is None else subprocess.Popen(
-                    [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker.pid), "--rate", "100",
-                     "--nonblocking", "--format", "raw", "--output", f"{args.py_spy}.{store[:-3]}"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                spy = spy_on(worker, args.py_spy, store[:-3])
                 try:
                     to_ready = poll(worker, "/ready", lambda port=port: ready(port))
                     to_equal = to_ready + poll(worker, "tallies equal again",
@@ -132,7 +146,9 @@ def main() -> int:
                     worker.wait(timeout=30)
                     if spy is not None:
                         spy.wait(timeout=60)
-                print(f"{store:11} first run {first:6.1f} s; changelog {records} records; after SIGKILL: "
+                print(f"{store:11} first run {first:6.1f} s (/ready at {first_ready:.1f} s; CPU {ready_cpu:.1f} s to "
+                      f"/ready, {first_cpu - ready_cpu:.1f} s from there); "
+                      f"changelog {records} records; after SIGKILL: "
                       f"/ready in {to_ready:.1f} s, tallies equal in {to_equal:.1f} s")
     return 0
 

@@ -20,8 +20,9 @@ partition of its key (`streams.worker.batching.partition_for`), or, for sunset's
 (`__sunset_…/<partition>`: flush markers, progress), the partition their name ends with. `Table`
 records, every `PERSIST_EVERY` seconds while the worker is ready (recovered, no rebalance), each
 active changelog partition's end offset as applied: every record on a changelog partition was
-written to the local database before it was sent (BatchView stores, then sends), so everything
-below the end offset is in the database. On a restart Faust reads each changelog from there.
+given to the store before it was sent (BatchView stores, then sends), and the store writes every
+change it holds of a partition to its database before recording its offset, so everything below
+the end offset is in the database. On a restart Faust reads each changelog from there.
 """
 
 from __future__ import annotations
@@ -76,13 +77,12 @@ class Store(rocksdb.Store):
       views, `/metrics`, the actor sweep) walk them instead of decoding every key of the
       database, and take the values the cache has: only the others are read and decoded.
     * a write stays in the cache (`_dirty`) until its partition's applied changelog offset is
-      recorded (`set_persisted_offset`, every `PERSIST_EVERY` s), the value leaves the cache, the
-      partition is revoked or the store stops: then the key's latest value is written once,
-      however many batches changed it meanwhile. A flush writes each changed key of a batch (its
-      whole value, often kilobytes); writing them all through made RocksDB (encoding, WAL,
-      memtable, the flushes and compactions that follow) the worker's largest cost after the
-      stages themselves. What a SIGKILL loses was not recorded as applied: the restart reads it
-      from the changelog, from the offset recorded with the writes that preceded it.
+      recorded (`set_persisted_offset`, every `PERSIST_EVERY` s), the value leaves the cache or a
+      partition is revoked: then the key's latest value is written once, however many batches
+      changed it meanwhile. (A flush changes a key's whole value, often kilobytes: written through,
+      each batch would pay its encoding, the WAL, the memtable and the compactions that follow.)
+      What a stop or a SIGKILL leaves unwritten was not recorded as applied: the restart reads it
+      from the changelog, from the offset recorded after the writes it covers.
 
     The changelog records that recovery or a standby applies replace what the cache holds of their keys.
     """
@@ -275,10 +275,6 @@ class Store(rocksdb.Store):
         self._keys.clear()
         self._dirty.clear()
         super().reset_state()
-
-    async def stop(self) -> None:
-        self._write_all_dirty()
-        await super().stop()
 
     def _partition_db(self, key: bytes) -> Any:
         return self._db_for_partition(key_partition(key, self.table.partitions or self.app.conf.topic_partitions))

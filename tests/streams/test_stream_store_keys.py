@@ -6,6 +6,7 @@ batches is written to RocksDB once, before its partition's applied offset is rec
 from __future__ import annotations
 
 import asyncio
+import gc
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,38 @@ def test_keys_come_back_from_the_databases_and_follow_changelog_records(tmp_path
     changelog(store, [("acme/app", {"n": 10}), ("acme/new", {"n": 11}), ("__sunset_tail__/3", None)])
     assert store["acme/app"] == {"n": 10} and cached == {"n": 1}  # the record replaced the cached value
     assert dict(store.items()) == {"acme/app": {"n": 10}, "acme/new": {"n": 11}} == on_disk(store)
+    close(store)
+
+
+def test_a_kill_loses_only_what_the_changelog_after_the_recorded_offset_holds(tmp_path: Path) -> None:
+    """Changes not yet written when the process dies are not in RocksDB, and not recorded as
+    applied: recovery applies the changelog from the recorded offset on and has them again."""
+    store = open_store(tmp_path)
+    topic = store.table.changelog_topic.get_topic_name()
+    partition = store._partition_of("acme/app")
+    sent: list[tuple[Any, Any]] = []  # the changelog of `partition`, as BatchView sends it
+
+    def flush(changes: dict[str, Any]) -> None:
+        for key, value in changes.items():
+            store[key] = value
+            sent.append((key, value))
+
+    keys = [k for k in (f"g/p{i}" for i in range(40)) if store._partition_of(k) == partition][:3]
+    flush({keys[0]: {"n": 0}, keys[1]: {"n": 1}})
+    store.set_persisted_offset(TP(topic, partition), len(sent) - 1)
+    recorded = len(sent)
+    flush({keys[0]: {"n": 10}, keys[2]: {"n": 2}})
+    flush({keys[0]: {"n": 20}})
+    store._dbs.clear()  # the process dies: RocksDB closes with what it was given, nothing more
+    del store
+    gc.collect()
+
+    store = open_store(tmp_path)
+    assert on_disk(store) == {keys[0]: {"n": 0}, keys[1]: {"n": 1}}
+    start = store.persisted_offset(TP(topic, partition))
+    assert start == recorded - 1
+    changelog(store, sent[start + 1:], offset=start + 1)  # what Faust's recovery reads
+    assert dict(store.items()) == {keys[0]: {"n": 20}, keys[1]: {"n": 1}, keys[2]: {"n": 2}}
     close(store)
 
 
