@@ -56,7 +56,15 @@ from streams.eventtime import (
 )
 from streams.settings import StreamSettings
 from streams.stages import DUPLICATE, StageResult, actor_horizon, actor_stage, idle_actors, project_stage
-from streams.worker.batching import MARKER_PREFIX, BatchView, decode_records, flush_views, is_marker, partition_for
+from streams.worker.batching import (
+    MARKER_PREFIX,
+    BatchView,
+    decode_records,
+    flush_views,
+    is_marker,
+    partition_for,
+    payload_of,
+)
 from streams.worker.continuity import Continuity, by_partition
 from streams.worker.outputs import Lines, Outputs
 
@@ -157,7 +165,8 @@ class _KeyedHandler:
         marks = watermarks(progress, lateness, self.kind)
         for event in group:
             moved = False
-            for record, line in decode_records(event.message.value or b""):
+            value = event.message.value or b""
+            for index, record in enumerate(decode_records(value)):
                 if type(record) is dict and record.get("event_type") == PROGRESS:
                     merge(progress, record)
                     moved = True
@@ -165,7 +174,7 @@ class _KeyedHandler:
                     failed = self._hold(event.message.offset, view, due, record, marks,
                                         self.upto.get(partition) if type(event) is Reread else None)
                     if failed is not None:
-                        await self.out.dead_letter(event.message, failed, payload=line)
+                        await self.out.dead_letter(event.message, failed, payload=payload_of(value, index, record))
             if moved:
                 marks = watermarks(progress, lateness, self.kind)
                 results += await self._release(partition, view, due, marks)

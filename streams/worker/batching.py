@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import Iterable, Iterator, MutableMapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -82,23 +82,48 @@ def chunk_lines(lines: Iterable[bytes]) -> list[bytes]:
     return out
 
 
-def decode_records(message: bytes) -> list[tuple[Any, bytes]]:
-    """A stage message as (record, line) pairs; a line that is not JSON comes back as (None, line).
+class NotJSON(NamedTuple):
+    """A line of a stage message that is not JSON (sunset never writes one)."""
 
-    One `orjson.loads` over the whole message (as an array) is much cheaper than one per line;
-    only a message with a bad line, which sunset itself never writes, is decoded line by line.
+    line: bytes
+
+
+def decode_records(message: bytes) -> list[Any]:
+    """A stage message's records, one per line; a line that is not JSON comes back as `NotJSON`.
+
+    One `orjson.loads` over the whole message (as an array) is much cheaper than one per line, and
+    needs no copy of each line; the line of a record is cut out only for its dead letter
+    (`payload_of`). A message that is not one JSON value per line — a bad line, a blank one, a line
+    holding two values — is decoded line by line.
     """
-    lines = message.split(b"\n")
     try:
-        return list(zip(orjson.loads(b"[" + b",".join(lines) + b"]"), lines, strict=True))
+        records = orjson.loads(b"[" + message.replace(b"\n", b",") + b"]")
     except orjson.JSONDecodeError:
-        out: list[tuple[Any, bytes]] = []
-        for line in lines:
-            try:
-                out.append((orjson.loads(line), line))
-            except orjson.JSONDecodeError:
-                out.append((None, line))
-        return out
+        records = None
+    if type(records) is list and len(records) == message.count(b"\n") + 1:
+        return records
+    out: list[Any] = []
+    for line in message.split(b"\n"):
+        try:
+            out.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            out.append(NotJSON(line))
+    return out
+
+
+def payload_of(message: bytes, index: int, record: Any) -> bytes:
+    """What a record's dead letter carries: its line of the stage message — or, for a message whose
+    values do not follow its lines (no message sunset writes), the record as decoded."""
+    if type(record) is NotJSON:
+        return record.line
+    lines = message.split(b"\n")
+    if index < len(lines):
+        try:
+            if orjson.loads(lines[index]) == record:
+                return lines[index]
+        except orjson.JSONDecodeError:
+            pass  # the record spans lines: said as decoded
+    return orjson.dumps(record)
 
 
 def is_marker(key: Any) -> bool:

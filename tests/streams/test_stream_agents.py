@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import inf, nextafter
@@ -283,3 +285,12 @@ def test_a_user_is_tombstoned_only_after_a_marker_past_its_events(tmp_path: Path
         (str(user), True), (f"{MARKER_PREFIX}3", False)]
     stored = orjson.loads(records[3][1])  # the marker before the tombstone: past the event at 50 s
     assert stored["upto"][1] > BASE + 50
+
+
+def test_the_worker_keeps_what_it_loaded_at_start_out_of_the_collectors_scans() -> None:
+    """`run_worker` calls `collect_less` before it runs: the objects loaded by then are frozen
+    (never scanned again) and young objects are collected every GC_YOUNG allocations."""
+    code = ("import gc; from streams.worker.app import GC_YOUNG, collect_less; before = gc.get_freeze_count(); "
+            "collect_less(); print(before, gc.get_freeze_count() > 10_000, gc.get_threshold()[0] == GC_YOUNG > 700)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["0", "True", "True"]

@@ -9,18 +9,24 @@ import orjson
 import pytest
 from aiokafka.producer.message_accumulator import BatchBuilder
 from aiokafka.record.default_records import DefaultRecordBatch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streams.worker.batching import (
     CHUNK_BYTES,
     MARKER_PREFIX,
     BatchView,
+    NotJSON,
     decode_records,
     encode_lines,
     flush_views,
     is_marker,
     partition_for,
+    payload_of,
     send_records,
 )
+
+from conftest import examples
 
 
 def test_partition_for_is_stable_across_processes() -> None:
@@ -32,13 +38,25 @@ def test_encoded_lines_decode_back_and_stay_under_the_chunk_size() -> None:
     records = [{"i": i, "pad": "x" * 1000} for i in range(600)]
     messages = encode_lines(records)
     assert len(messages) == 3 and all(len(m) <= CHUNK_BYTES for m in messages)
-    decoded = [record for m in messages for record, _ in decode_records(m)]
+    decoded = [record for m in messages for record in decode_records(m)]
     assert decoded == records
 
 
 def test_a_bad_line_decodes_alone() -> None:
-    assert decode_records(b'{"a": 1}\n{oops\n{"b": 2}') == [({"a": 1}, b'{"a": 1}'), (None, b"{oops"),
-                                                            ({"b": 2}, b'{"b": 2}')]
+    assert decode_records(b'{"a": 1}\n{oops\n{"b": 2}') == [{"a": 1}, NotJSON(b"{oops"), {"b": 2}]
+
+
+@pytest.mark.parametrize(("message", "records"), [
+    (b"", [NotJSON(b"")]),  # an empty message (a tombstone's value) is one line that is not JSON
+    (b'{"a": 1}\n\n{"b": 2}', [{"a": 1}, NotJSON(b""), {"b": 2}]),
+    (b'1, 2\n{"b": 2}', [NotJSON(b"1, 2"), {"b": 2}]),  # two values on a line: not one record each
+    (b'[1,\n2]', [NotJSON(b"[1,"), NotJSON(b"2]")]),  # one value over two lines
+    (b'"x"\n3\nnull', ["x", 3, None]),  # JSON, not records: the stage dead-letters each
+])
+def test_each_line_is_one_record_or_not_json(message: bytes, records: list[Any]) -> None:
+    decoded = decode_records(message)
+    assert decoded == records
+    assert [payload_of(message, i, r) for i, r in enumerate(decoded)] == message.split(b"\n")
 
 
 class FakeTable:
@@ -158,3 +176,42 @@ def test_a_record_larger_than_a_batch_goes_in_a_batch_of_its_own() -> None:
 
 async def _send(table: BatchedTable, records: list[tuple[bytes, bytes | None]]) -> int:
     return len(await asyncio.gather(*await send_records(table, 0, records)))
+
+
+_scalar = (st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+           | st.text(max_size=8))
+_json = st.recursive(_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                          max_size=3), max_leaves=6)
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.lists(_json, min_size=1, max_size=6))
+def test_messages_sunset_writes_decode_to_their_records(records: list[Any]) -> None:
+    message = b"\n".join(orjson.dumps(r) for r in records)
+    assert decode_records(message) == records
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.lists(st.binary(max_size=12) | _json.map(orjson.dumps) | st.sampled_from([b"[", b"]", b",", b'"', b"1,2"]),
+                min_size=1, max_size=6).map(b"\n".join))
+def test_any_message_decodes_and_each_dead_letter_keeps_its_record(message: bytes) -> None:
+    """Whatever a stage message holds, it decodes; a message of one JSON value or one bad line per
+    line gives each line's; and each result's dead-letter payload is its line, or its value."""
+    decoded = decode_records(message)
+    assert decoded
+    lines = message.split(b"\n")
+    per_line = []
+    for line in lines:
+        try:
+            per_line.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            per_line.append(NotJSON(line))
+    if all(type(r) is not NotJSON or b"," not in r.line and b'"' not in r.line and b"[" not in r.line
+           for r in per_line):
+        assert decoded == per_line
+    for index, record in enumerate(decoded):
+        payload = payload_of(message, index, record)
+        if type(record) is NotJSON:
+            assert payload == record.line and payload in lines
+        else:
+            assert orjson.loads(payload) == record
