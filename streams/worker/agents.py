@@ -280,7 +280,7 @@ class _KeyedHandler:
         by_key: dict[str, list[Entry]] = {}
         key_field, stage, settings = self.key_field, self.stage, self.settings
         failed: list[tuple[dict[str, Any], Exception]] = []
-        applied = duplicates = 0
+        done = duplicates = 0
         for entry in ready:
             record = entry[4]
             try:
@@ -288,7 +288,7 @@ class _KeyedHandler:
             except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
                 failed.append((record, exc))
             else:
-                applied += 1
+                done += 1
                 if result.findings or result.accesses:
                     results.append(result)
                 elif result is DUPLICATE:
@@ -299,7 +299,7 @@ class _KeyedHandler:
                 by_key[key] = [entry]
             else:
                 entries.append(entry)
-        self.applied += applied
+        self.applied += done
         self.duplicates += duplicates
         for key, entries in by_key.items():
             value = view.get(key)

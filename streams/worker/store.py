@@ -12,7 +12,7 @@ Faust's own RocksDB store does not work for sunset as it is (faust-streaming 0.1
   where no event is current: the first write is an AssertionError and the worker crashes.
 * It records how far each changelog partition is applied (`set_persisted_offset`) only for
   records it sent itself (`Table._send_changelog`) or replayed; sunset sends its changelog
-  records straight to the producer (`streams.worker.batching.send_raw`), so a restart would replay
+  records straight to the producer (`streams.worker.batching.send_records`), so a restart would replay
   everything written since the previous start.
 
 `Store` puts a key in the database of the changelog partition sunset writes it to: the stage
