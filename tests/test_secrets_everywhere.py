@@ -315,3 +315,15 @@ def test_quoted_words_in_errors() -> None:
 def test_distinct_values() -> None:
     assert len(set(PLANTED.values())) == len(PLANTED) >= 50
     assert all(hashlib.sha256(t.encode()).hexdigest()[:14] in v for t, v in PLANTED.items())
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("Zq90.A(k7", "  password: ****"),  # found by test_random_values_never_survive
+    ("x.A(k7", "  password: ****"),
+    ("Zq9a.B()k7", "  password: ****"),  # a call's shape, then more of the value
+    ('vault.read("x")', '  password: vault.read("x")'),  # code computing the value stays
+    ('requests.post(u).json()["token"]', '  password: requests.post(u).json()["token"]'),
+    ("Rails.application.credentials.dig(:db, :password)", "  password: Rails.application.credentials.dig(:db, :password)"),
+])
+def test_only_a_whole_method_call_is_code(value: str, shown: str) -> None:
+    assert redact_line(f"  password: {value}") == shown

@@ -41,6 +41,20 @@ _REFERENCE = re.compile(
 _CODE = re.compile(r"(?:ENV\b|os\.(?:environ|getenv)|process\.env|(?:var|local|data|module|each)\.\w"
                    r"|[a-z][a-z0-9_]*\.[a-z0-9_-]+\.[a-z0-9_]+$)")
 _CALL = re.compile(r"[A-Za-z_][\w.]{0,100}\.[A-Za-z_]\w{0,60}\(")
+_CHAIN = re.compile(r"(?:\.\w+|\[[^\]\n]{0,200}\]|\([^()\n]{0,200}\))*")
+
+
+def _is_call(text: str) -> bool:
+    """The whole value is a method call: `a.b(…)`, its parentheses closed, then only attributes,
+    subscripts and further calls (`.json()["token"]`). `x.A(k7` or `a.B()k7` is a value, not code."""
+    m = _CALL.match(text)
+    if m is None:
+        return False
+    depth, i = 1, m.end()
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return depth == 0 and _CHAIN.fullmatch(text, i) is not None
 
 
 def is_secret_name(word: str) -> bool:
@@ -63,6 +77,6 @@ def is_reference(value: str, string: bool = False) -> bool:
         return True
     if len(text) > 400 or _DEFAULT.search(text):
         return False
-    if _CODE.match(text) or (not string and _CALL.match(text) is not None):
+    if _CODE.match(text) or (not string and _is_call(text)):
         return True
     return not re.search(r"[A-Za-z0-9]", _REFERENCE.sub("", text))
