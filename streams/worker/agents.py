@@ -164,18 +164,20 @@ class _KeyedHandler:
         due, tops = self.current[partition], self.tops[partition]
         progress = self.resumed.pop(partition, None) or view.get(progress_key(partition)) or new_progress()
         marks = watermarks(progress, lateness, self.kind)
+        hold = self._hold
         for event in group:
             moved = False
-            value = event.message.value or b""
+            message = event.message
+            value, offset = message.value or b"", message.offset
+            upto = self.upto.get(partition) if type(event) is Reread else None
             for index, record in enumerate(decode_records(value)):
                 if type(record) is dict and record.get("event_type") == PROGRESS:
                     merge(progress, record)
                     moved = True
                 else:
-                    failed = self._hold(event.message.offset, view, due, record, marks, tops,
-                                        self.upto.get(partition) if type(event) is Reread else None)
+                    failed = hold(offset, view, due, record, marks, tops, upto)
                     if failed is not None:
-                        await self.out.dead_letter(event.message, failed, payload=payload_of(value, index, record))
+                        await self.out.dead_letter(message, failed, payload=payload_of(value, index, record))
             if moved:
                 marks = watermarks(progress, lateness, self.kind)
                 results += await self._release(partition, view, due, marks)
@@ -463,12 +465,16 @@ def took(value: dict[str, Any], ready: list[Entry], coords_key: str) -> dict[str
     if PEND in value:
         done = {entry[5][1] for entry in ready}  # the tags' coordinates (streams.worker.agents.Held.hold)
         value[PEND] = [s for s in value[PEND] if tuple(s) not in done]
-    top: dict[int, tuple[int, ...]] = {}  # per input partition, the highest of `ready`
-    for entry in ready:
-        src = entry[5][1]
-        partition = src[0]
-        if partition != -1 and (partition not in top or src > top[partition]):  # -1: an access, no coordinates
-            top[partition] = src
+    if len(ready) == 1:  # the usual case: one event of the key per release
+        src = ready[0][5][1]
+        top = {} if src[0] == -1 else {src[0]: src}  # -1: an access, no coordinates
+    else:
+        top = {}  # per input partition, the highest of `ready`
+        for entry in ready:
+            src = entry[5][1]
+            partition = src[0]
+            if partition != -1 and (partition not in top or src > top[partition]):
+                top[partition] = src
     if top:
         coords = value.get(coords_key)
         if coords is None:
