@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -33,6 +33,8 @@ from streams.worker.batching import partition_for
 from streams.worker.outputs import Lines, Outputs
 
 log = logging.getLogger("sunset.stream.ingest")
+STAGES_WAIT = 0.05  # seconds between two looks at the stages while they lag behind the input
+POLL_EVERY = 10.0  # seconds: while the stages lag, a batch is still read at least this often
 
 
 def ahead_of_slowest(lateness: float) -> float:
@@ -63,8 +65,9 @@ def consumer_options(settings: StreamSettings) -> dict[str, Any]:
 class Ingest:
     """Input topic → `Router` → stage topics, in batches, committing after the broker has them."""
 
-    def __init__(self, settings: StreamSettings, router: Router) -> None:
-        self.settings, self.router = settings, router
+    def __init__(self, settings: StreamSettings, router: Router,
+                 released: Callable[[], float | None] | None = None) -> None:
+        self.settings, self.router, self.released = settings, router, released
         self.consumer: AIOKafkaConsumer | None = None
         # The input's progress (streams.eventtime) is the router's `newest`; here, per input
         # partition, when a record last came; what the stages were last told; when idleness was checked.
@@ -72,6 +75,7 @@ class Ingest:
         self.told: tuple[int, dict[int, float], set[int]] | None = None
         self.checked = float("-inf")
         self.stopping = asyncio.Event()  # set by `stop`: end after the batch under way is committed
+        self.polled = float("-inf")  # when a batch was last asked of the consumer
         self.stopped = asyncio.Event()
 
     async def run(self) -> None:
@@ -81,6 +85,11 @@ class Ingest:
         try:
             await self.consumer.start()
             while not self.stopping.is_set():
+                if self.stages_lag() and asyncio.get_running_loop().time() - self.polled < POLL_EVERY:
+                    await self.report()
+                    await asyncio.sleep(STAGES_WAIT)
+                    continue
+                self.polled = asyncio.get_running_loop().time()
                 batches = await self.next_batch()
                 if batches:
                     await self.process(batches)
@@ -102,6 +111,26 @@ class Ingest:
                 await self.stopped.wait()
         except TimeoutError:
             log.warning("ingest did not stop within %g s; its last batch will be read again", within)
+
+    def stages_lag(self) -> bool:
+        """Whether this worker's stages are too far behind what ingest has told them: the watermark
+        the input's progress allows (the slowest active input partition's newest time minus the
+        lateness) more than `ahead_of_slowest` ahead of the lowest watermark its stage partitions
+        have released (`released`). Ingest then reads nothing more until they catch up: what it
+        read would only be held in memory (the project stage holds its events until every actor
+        partition has released past them, and in a catch-up the slowest one decides), while it
+        can wait in Kafka. No deadlock: the stages release with what was already reported, and
+        while they lag a batch is still read every `POLL_EVERY` seconds (a consumer that does not
+        poll for `max_poll_interval_ms` leaves its group)."""
+        if self.released is None or self.told is None:
+            return False
+        low = self.released()
+        _, at, idle = self.told
+        active = [ts for partition, ts in at.items() if partition not in idle]
+        if low is None or low == FIRST or not active:
+            return False  # nothing released yet (the watermark waits for every input partition), or all idle
+        lateness = self.settings.allowed_lateness
+        return min(active) - lateness - low > ahead_of_slowest(lateness)
 
     async def next_batch(self) -> dict[TopicPartition, list[Any]]:
         """Up to `batch_size` records, waiting at most `batch_within` seconds once the first arrived;

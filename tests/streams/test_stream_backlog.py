@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from typing import Any
 
+import pytest
 from aiokafka import AIOKafkaProducer
 from streamkit import at, broker_fixture  # noqa: F401 - the `broker` fixture
 from test_stream_worker import create_topic
@@ -21,6 +22,7 @@ from streams.audit import parse_time
 from streams.dev import EmbeddedBroker
 from streams.metrics import Metrics
 from streams.settings import load_settings
+from streams.worker import ingest as ingest_module
 from streams.worker.ingest import Ingest, ahead_of_slowest
 
 PARTITIONS, PER_PARTITION, SPACING = 4, 3000, 0.1  # each partition: 300 s of event time
@@ -112,3 +114,77 @@ def test_an_agent_fetches_at_most_two_batches_of_stage_messages_ahead(tmp_path: 
 
     app = create_app(load_settings("dev", broker="kafka://127.0.0.1:9", data_dir=tmp_path))
     assert (app.conf.stream_buffer_maxsize, STAGE_BATCH_MESSAGES) == (128, 64)
+
+
+class Stages:
+    """How far the stages have released, as `Ingest` asks it: moved by the test, as a worker's
+    stages move it by working through what ingest sent them."""
+
+    def __init__(self, mark: float | None) -> None:
+        self.mark = mark
+
+    def released(self) -> float | None:
+        return self.mark
+
+
+async def read_while_stages_lag(broker: EmbeddedBroker, topic: str, stages: Stages,
+                                lagging: float) -> tuple[list[float], Recorder]:
+    """Ingest over the backlog with stages stuck at `stages.mark` for `lagging` seconds, then caught up
+    with everything read: the newest time read of each partition when they got unstuck."""
+    settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
+                             batch_size=BATCH, allowed_lateness=LATENESS)
+    recorder = Recorder()
+    ingest = Ingest(settings, recorder, stages.released)  # type: ignore[arg-type] - only what ingest calls
+    task = asyncio.create_task(ingest.run())
+    try:
+        async with asyncio.timeout(120):
+            await asyncio.sleep(lagging)
+            if task.done():
+                task.result()
+            stuck = [recorder.newest.get(p, float("-inf")) for p in range(PARTITIONS)]
+            while sum(recorder.read.values()) < PARTITIONS * PER_PARTITION:
+                stages.mark = min(recorder.newest.values()) - LATENESS  # the stages keep up from now on
+                await asyncio.sleep(0.05)
+                if task.done():
+                    task.result()
+    finally:
+        await ingest.stop(10)
+        await task
+    return stuck, recorder
+
+
+def test_ingest_waits_while_the_stages_lag_behind_it(broker: EmbeddedBroker) -> None:
+    """A backlog read faster than the stages work through it would be held in memory by them (the
+    project stage holds each event until every actor partition has released past it): ingest reads
+    nothing more while what it reported allows a watermark more than `ahead_of_slowest` ahead of
+    the lowest its stages have released, and goes on when they catch up."""
+    topic = "backlog-lag"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    asyncio.run(produce_backlog(broker.bootstrap, topic))
+    start = parse_time(at(0))
+    assert start is not None
+    stages = Stages(start)
+    stuck, recorder = asyncio.run(read_while_stages_lag(broker, topic, stages, lagging=3.0))
+    # the slowest partition read up to the lateness plus `ahead_of_slowest` past the stages'
+    # watermark (one batch more at most), the others at most `ahead_of_slowest` (one batch) beyond it
+    ahead, batch = ahead_of_slowest(LATENESS), BATCH * SPACING
+    assert start + LATENESS + ahead - batch <= min(stuck) <= start + LATENESS + ahead + batch, \
+        [s - start for s in stuck]
+    assert max(stuck) <= min(stuck) + ahead + batch, [s - start for s in stuck]
+    assert recorder.read == {p: PER_PARTITION for p in range(PARTITIONS)}  # then everything
+
+
+def test_ingest_still_reads_a_batch_now_and_then_while_the_stages_lag(
+        broker: EmbeddedBroker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stages that do not catch up (stuck, or waiting for another worker's input) never stop ingest
+    for good: it reads one batch every `POLL_EVERY` seconds, and the consumer stays in its group."""
+    monkeypatch.setattr(ingest_module, "POLL_EVERY", 0.5)
+    topic = "backlog-stuck"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    asyncio.run(produce_backlog(broker.bootstrap, topic))
+    start = parse_time(at(0))
+    assert start is not None
+    stuck, recorder = asyncio.run(read_while_stages_lag(broker, topic, Stages(start), lagging=4.0))
+    waited = start + LATENESS + ahead_of_slowest(LATENESS) + BATCH * SPACING  # where a wait starts, at most
+    assert min(stuck) > waited, [s - start for s in stuck]  # batches were read while the stages stayed behind
+    assert sum(n for n in recorder.read.values()) == PARTITIONS * PER_PARTITION
