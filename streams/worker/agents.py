@@ -68,7 +68,7 @@ from streams.worker.batching import (
 from streams.worker.continuity import Continuity, by_partition
 from streams.worker.outputs import Lines, Outputs
 
-__all__ = ["ActorHandler", "Outputs", "ProjectHandler", "lowest_released"]
+__all__ = ["ActorHandler", "Outputs", "ProjectHandler", "held_events", "lowest_released"]
 Stage = Callable[[Any, dict[str, Any], Any], StageResult]
 SWEEP_SLICE = 20_000  # keys looked at between two yields to the event loop
 
@@ -434,6 +434,11 @@ def lowest_released(*handlers: _KeyedHandler) -> float | None:
     far behind the input its stages are (`streams.worker.ingest.Ingest.stages_lag`)."""
     marks = [mark for handler in handlers if (mark := handler.lowest_released()) is not None]
     return min(marks) if marks else None
+
+
+def held_events(*handlers: _KeyedHandler) -> int:
+    """How many events the stage partitions of this worker hold for their watermarks."""
+    return sum(len(held) for handler in handlers for held in handler.holding.values())
 
 
 PEND = "pend"  # the key of a value: source coordinates (below `src`) of its events held, not applied

@@ -23,7 +23,7 @@ from streams.dev import EmbeddedBroker
 from streams.metrics import Metrics
 from streams.settings import load_settings
 from streams.worker import ingest as ingest_module
-from streams.worker.ingest import Ingest, ahead_of_slowest
+from streams.worker.ingest import HELD_BUDGET, STAGES_AHEAD, Ingest, ahead_of_slowest
 
 PARTITIONS, PER_PARTITION, SPACING = 4, 3000, 0.1  # each partition: 300 s of event time
 LATENESS, BATCH = 20.0, 200
@@ -117,31 +117,34 @@ def test_an_agent_fetches_at_most_two_batches_of_stage_messages_ahead(tmp_path: 
 
 
 class Stages:
-    """How far the stages have released, as `Ingest` asks it: moved by the test, as a worker's
-    stages move it by working through what ingest sent them."""
+    """How far the stages have released and how many events they hold, as `Ingest` asks it: moved
+    by the test, as a worker's stages move it by working through what ingest sent them."""
 
-    def __init__(self, mark: float | None) -> None:
-        self.mark = mark
+    def __init__(self, mark: float | None, holding: int) -> None:
+        self.mark, self.holding = mark, holding
 
     def released(self) -> float | None:
         return self.mark
 
+    def held(self) -> int:
+        return self.holding
+
 
 async def read_while_stages_lag(broker: EmbeddedBroker, topic: str, stages: Stages,
-                                lagging: float) -> tuple[list[float], Recorder]:
-    """Ingest over the backlog with stages stuck at `stages.mark` for `lagging` seconds, then caught up
-    with everything read: the newest time read of each partition when they got unstuck."""
+                                lagging: float) -> tuple[int, Recorder]:
+    """Ingest over the backlog with stages stuck at `stages.mark` for `lagging` seconds, then caught
+    up with everything read: how many records were read when they got unstuck."""
     settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
                              batch_size=BATCH, allowed_lateness=LATENESS)
     recorder = Recorder()
-    ingest = Ingest(settings, recorder, stages.released)  # type: ignore[arg-type] - only what ingest calls
+    ingest = Ingest(settings, recorder, stages.released, stages.held)  # type: ignore[arg-type] - only what ingest calls
     task = asyncio.create_task(ingest.run())
     try:
         async with asyncio.timeout(120):
             await asyncio.sleep(lagging)
             if task.done():
                 task.result()
-            stuck = [recorder.newest.get(p, float("-inf")) for p in range(PARTITIONS)]
+            stuck = sum(recorder.read.values())
             while sum(recorder.read.values()) < PARTITIONS * PER_PARTITION:
                 stages.mark = min(recorder.newest.values()) - LATENESS  # the stages keep up from now on
                 await asyncio.sleep(0.05)
@@ -153,25 +156,37 @@ async def read_while_stages_lag(broker: EmbeddedBroker, topic: str, stages: Stag
     return stuck, recorder
 
 
+# records the stages act on with their watermark at the first event's time: those routed while the
+# slowest partition was read at most the lateness past it (the others are read at most
+# `ahead_of_slowest` further), and a batch
+ACTED_AT_START = PARTITIONS * round((LATENESS + ahead_of_slowest(LATENESS)) / SPACING) + BATCH
+
+
 def test_ingest_waits_while_the_stages_lag_behind_it(broker: EmbeddedBroker) -> None:
     """A backlog read faster than the stages work through it would be held in memory by them (the
-    project stage holds each event until every actor partition has released past it): ingest reads
-    nothing more while what it reported allows a watermark more than `ahead_of_slowest` ahead of
-    the lowest its stages have released, and goes on when they catch up."""
+    project stage holds each event until every actor partition has released past it): while they
+    hold more than `HELD_BUDGET` events, ingest routes at most `STAGES_AHEAD` batches beyond the
+    last report they have acted on, and goes on when they catch up."""
     topic = "backlog-lag"
     create_topic(broker.bootstrap, topic, PARTITIONS)
     asyncio.run(produce_backlog(broker.bootstrap, topic))
     start = parse_time(at(0))
     assert start is not None
-    stages = Stages(start)
+    stages = Stages(start, HELD_BUDGET + 1)
     stuck, recorder = asyncio.run(read_while_stages_lag(broker, topic, stages, lagging=3.0))
-    # the slowest partition read up to the lateness plus `ahead_of_slowest` past the stages'
-    # watermark (one batch more at most), the others at most `ahead_of_slowest` (one batch) beyond it
-    ahead, batch = ahead_of_slowest(LATENESS), BATCH * SPACING
-    assert start + LATENESS + ahead - batch <= min(stuck) <= start + LATENESS + ahead + batch, \
-        [s - start for s in stuck]
-    assert max(stuck) <= min(stuck) + ahead + batch, [s - start for s in stuck]
+    assert STAGES_AHEAD * BATCH < stuck <= ACTED_AT_START + (STAGES_AHEAD + 1) * BATCH, stuck
     assert recorder.read == {p: PER_PARTITION for p in range(PARTITIONS)}  # then everything
+
+
+def test_ingest_does_not_wait_for_stages_holding_little(broker: EmbeddedBroker) -> None:
+    """Stages behind but within `HELD_BUDGET` events: ingest reads on (their batches stay large)."""
+    topic = "backlog-little"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    asyncio.run(produce_backlog(broker.bootstrap, topic))
+    start = parse_time(at(0))
+    assert start is not None
+    stuck, _ = asyncio.run(read_while_stages_lag(broker, topic, Stages(start, HELD_BUDGET), lagging=3.0))
+    assert stuck == PARTITIONS * PER_PARTITION
 
 
 def test_ingest_still_reads_a_batch_now_and_then_while_the_stages_lag(
@@ -184,7 +199,6 @@ def test_ingest_still_reads_a_batch_now_and_then_while_the_stages_lag(
     asyncio.run(produce_backlog(broker.bootstrap, topic))
     start = parse_time(at(0))
     assert start is not None
-    stuck, recorder = asyncio.run(read_while_stages_lag(broker, topic, Stages(start), lagging=4.0))
-    waited = start + LATENESS + ahead_of_slowest(LATENESS) + BATCH * SPACING  # where a wait starts, at most
-    assert min(stuck) > waited, [s - start for s in stuck]  # batches were read while the stages stayed behind
-    assert sum(n for n in recorder.read.values()) == PARTITIONS * PER_PARTITION
+    stuck, recorder = asyncio.run(read_while_stages_lag(broker, topic, Stages(start, HELD_BUDGET + 1), lagging=4.0))
+    assert stuck > ACTED_AT_START + (STAGES_AHEAD + 1) * BATCH, stuck  # batches were read while they stayed behind
+    assert sum(recorder.read.values()) == PARTITIONS * PER_PARTITION
