@@ -92,8 +92,7 @@ class Ingest:
             await self.consumer.start()
             while not self.stopping.is_set():
                 if self.stages_lag() and asyncio.get_running_loop().time() - self.polled < POLL_EVERY:
-                    await self.report()
-                    await asyncio.sleep(STAGES_WAIT)
+                    await self.wait_for_stages()
                     continue
                 self.polled = asyncio.get_running_loop().time()
                 batches = await self.next_batch()
@@ -117,6 +116,16 @@ class Ingest:
                 await self.stopped.wait()
         except TimeoutError:
             log.warning("ingest did not stop within %g s; its last batch will be read again", within)
+
+    async def wait_for_stages(self) -> None:
+        """Let the stages catch up. Ingest's own wait is not the input's silence: the partitions
+        are not read meanwhile, so none counts as quiet for it (`report` would call a partition
+        whose position looks like its end idle, and the watermark would pass its records still
+        to be read: they would reach the stages late)."""
+        await asyncio.sleep(STAGES_WAIT)
+        now = asyncio.get_running_loop().time()
+        for partition in self.last_data:
+            self.last_data[partition] = now
 
     def stages_lag(self) -> bool:
         """Whether this worker's stages hold more than `HELD_BUDGET` events (`held`) and lag more

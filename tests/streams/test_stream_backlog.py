@@ -202,3 +202,63 @@ def test_ingest_still_reads_a_batch_now_and_then_while_the_stages_lag(
     stuck, recorder = asyncio.run(read_while_stages_lag(broker, topic, Stages(start, HELD_BUDGET + 1), lagging=4.0))
     assert stuck > ACTED_AT_START + (STAGES_AHEAD + 1) * BATCH, stuck  # batches were read while they stayed behind
     assert sum(recorder.read.values()) == PARTITIONS * PER_PARTITION
+
+
+class ReportRecorder(Recorder):
+    """A `Recorder` that also keeps each progress report with how many records were read by then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reports: list[tuple[int, list[int]]] = []
+
+    async def report(self, record: dict[str, Any]) -> None:
+        self.reports.append((sum(self.read.values()), record["idle"]))
+
+
+def test_waiting_for_the_stages_is_not_the_inputs_silence(broker: EmbeddedBroker,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partition ingest does not read while it waits for the stages (here longer than the idle
+    time) is not silent: reported idle, the watermark would pass the records it still has, and they
+    would reach the stages late. It is reported idle only once read to its end."""
+    monkeypatch.setattr(ingest_module, "STAGES_AHEAD", 0)
+    topic, total = "backlog-quiet", 300
+    create_topic(broker.bootstrap, topic, 1)
+
+    async def produce() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=200, max_batch_size=1024 * 1024)
+        await producer.start()
+        try:
+            for n in range(total):
+                body = {"id": str(n), "event_type": "repository_download_operation", "created_at": at(n * SPACING),
+                        "entity_path": "g/p", "author_id": 7}
+                await producer.send(topic, json.dumps(body).encode(), partition=0)
+                if n == 49:
+                    await producer.flush()
+            await producer.flush()
+        finally:
+            await producer.stop()
+
+    async def run() -> ReportRecorder:
+        settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
+                                 batch_size=BATCH, allowed_lateness=LATENESS)
+        recorder, stages = ReportRecorder(), Stages(parse_time(at(0)), HELD_BUDGET + 1)
+        ingest = Ingest(settings, recorder, stages.released, stages.held)  # type: ignore[arg-type]
+        task = asyncio.create_task(ingest.run())
+        try:
+            async with asyncio.timeout(60):
+                await asyncio.sleep(2 * settings.idle_after + 1)  # the stages lag all along
+                stages.mark = parse_time(at(total * SPACING))  # then catch up
+                while sum(recorder.read.values()) < total or not any(idle for _, idle in recorder.reports):
+                    await asyncio.sleep(0.05)
+                    if task.done():
+                        task.result()
+        finally:
+            await ingest.stop(10)
+            await task
+        return recorder
+
+    asyncio.run(produce())
+    recorder = asyncio.run(run())
+    assert sum(recorder.read.values()) == total
+    assert [read for read, idle in recorder.reports if idle] != []
+    assert all(read == total for read, idle in recorder.reports if idle), recorder.reports  # idle only at its end
