@@ -371,7 +371,9 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
     assert first is not None
     return {"processing_s": end - first, "wall_s": end - launched, "cpu_s": cpu, "rss_mb": rss,
             "changelog_writes": sum(v for x in m for k, v in x.items()
-                                    if k.startswith("sunset_stream_changelog_writes_total"))}
+                                    if k.startswith("sunset_stream_changelog_writes_total")),
+            "batches": {stage: sum(x.get(f'sunset_stream_batches_total{{stage="{stage}"}}', 0) for x in m)
+                        for stage in ("route", "actors", "projects")}}
 
 
 def main() -> int:  # noqa: PLR0915 - one run, printed in order
@@ -505,7 +507,8 @@ def print_worker_run(label: str, w: dict[str, Any], n: int, partitions: int, raw
     print(f"{label}: results equal the replay's; {wall:,.0f} events/s ({w['processing_s']:.2f} s processing, "
           f"{w['wall_s']:.2f} s from start); CPU {' + '.join(f'{c:.2f}' for c in w['cpu_s'])} s = "
           f"{n / cpu:,.0f} events per CPU second; peak RSS {' / '.join(f'{r:.0f}' for r in w['rss_mb'])} MB; "
-          f"{w['changelog_writes'] / n:.2f} changelog records per event")
+          f"{w['changelog_writes'] / n:.2f} changelog records per event; batches "
+          f"{', '.join(f'{stage} {count:g}' for stage, count in w['batches'].items())}")
     if workers == 1:
         print(f"  worker / replay: {n / cpu / side.replay_rate:.3f} by CPU time (target >= "
               f"{0.5 if partitions == 1 else 0.4}), worker / raw consume {raw / w['processing_s']:.3f}")

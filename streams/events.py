@@ -53,10 +53,13 @@ _DETECTOR_TYPES = REGISTRY.read_types
 _CHECKS = REGISTRY.checks
 _STRINGS = ("author_name", "ip_address", "entity_type", "entity_path")
 _DETAILED = ALLOWLIST_TYPES | {GIT_OPERATION, VISIBILITY}  # types whose target and custom_message are read
-# What travels between the worker's stages (the rest of GitLab's body is not needed).
-COMPACT_FIELDS = ("event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_type",
-                  "entity_path", "entity_id", "target_id", "target_details", "message", "action",
-                  "download", "pkey", "akey", "visibility")
+# What travels between the worker's stages (the rest of GitLab's body is not needed): what the
+# stages and their detectors read of every event, and of an allowlist change or a visibility change
+# also its target and sentence, or its new level.
+COMPACT_FIELDS = ("event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_path", "entity_id",
+                  "download", "pkey", "akey")
+_COMPACT_BY_TYPE = {**dict.fromkeys(ALLOWLIST_TYPES, (*COMPACT_FIELDS, "target_id", "target_details", "message")),
+                    VISIBILITY: (*COMPACT_FIELDS, "visibility")}
 
 
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: some tools start a file with it; JSON does not allow it
@@ -306,13 +309,11 @@ def _normalize_own(raw: dict[str, Any], event_type: str) -> dict[str, Any] | Rej
 
 def compact(event: dict[str, Any]) -> dict[str, Any]:
     """The fields the stages read: what the worker forwards between its topics."""
-    if event["event_type"] in (AUTH_LOG, SNAPSHOT):
+    kind = event["event_type"]
+    if kind in (AUTH_LOG, SNAPSHOT):
         return event
     get = event.get
-    out = {name: get(name) for name in COMPACT_FIELDS}
-    if out["event_type"] not in ALLOWLIST_TYPES:
-        out["message"] = None  # only the allowlist reads its sentence; an event's size is mostly there
-    return out
+    return {name: get(name) for name in _COMPACT_BY_TYPE.get(kind, COMPACT_FIELDS)}
 
 
 

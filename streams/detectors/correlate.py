@@ -22,7 +22,7 @@ from streams.settings import DetectorSettings
 
 Access = dict[str, Any]
 KEEP = 256  # logins and waiting events remembered per user, at most (trimmed to the newest half)
-PRUNE_AT = 16  # the waiting list is not pruned below this length
+PRUNE_AT = 2  # the waiting list is not pruned below this length (the worker writes it whole at every flush)
 
 
 def on_job_token_auth(value: dict[str, Any], event: dict[str, Any], limits: DetectorSettings) -> list[Access]:

@@ -103,6 +103,7 @@ class _KeyedHandler:
         self.upto: dict[int, tuple[float, float]] = {}  # per partition: the watermarks its last stored marker says
         self.resumed: dict[int, dict[str, Any]] = {}  # per partition: the progress its last stored marker says
         self.again: dict[int, tuple[int, int]] = {}  # per partition: the stage offsets [held, next) read again
+        self.tops: dict[int, dict[int, tuple[int, ...]]] = {}  # per partition: see `_tops`
         self.continuity = Continuity(settings, table)  # no stage message skipped
 
     def forget(self) -> None:
@@ -166,21 +167,23 @@ class _KeyedHandler:
         release after each message that moved the watermark (a key holds at most a message's
         worth beyond the lateness)."""
         lateness, results = self.settings.allowed_lateness, []
-        due = self.current[partition]
+        due, tops = self.current[partition], self.tops[partition]
         progress = self.resumed.pop(partition, None) or view.get(progress_key(partition)) or new_progress()
         marks = watermarks(progress, lateness, self.kind)
+        hold = self._hold
         for event in group:
             moved = False
-            value = event.message.value or b""
+            message = event.message
+            value, offset = message.value or b"", message.offset
+            upto = self.upto.get(partition) if type(event) is Reread else None
             for index, record in enumerate(decode_records(value)):
                 if type(record) is dict and record.get("event_type") == PROGRESS:
                     merge(progress, record)
                     moved = True
                 else:
-                    failed = self._hold(event.message.offset, view, due, record, marks,
-                                        self.upto.get(partition) if type(event) is Reread else None)
+                    failed = hold(offset, view, due, record, marks, tops, upto)
                     if failed is not None:
-                        await self.out.dead_letter(event.message, failed, payload=payload_of(value, index, record))
+                        await self.out.dead_letter(message, failed, payload=payload_of(value, index, record))
             if moved:
                 marks = watermarks(progress, lateness, self.kind)
                 results += await self._release(partition, view, due, marks)
@@ -213,6 +216,7 @@ class _KeyedHandler:
         would then be applied as late, as of its watermark — not at their own time, as the first run
         and the replay apply them (tests/streams/test_stream_restart.py)."""
         self.holding[partition] = Held()
+        self.tops[partition] = self._tops(partition)
         self.again.pop(partition, None)
         marker = self.table.data.get(f"{MARKER_PREFIX}{partition}")
         stored = marker.get("progress") if isinstance(marker, dict) else None
@@ -229,6 +233,24 @@ class _KeyedHandler:
                  ] if start < stop else []
         return again + self._handed_again(partition, group)
 
+    def _tops(self, partition: int) -> dict[int, tuple[int, ...]]:
+        """Per input partition, the highest source coordinates (offset, element) of a record this
+        stage partition has seen: at a (re)start or rebalance, the highest its stored values have
+        applied; then raised by each record it receives. A record above them is neither held nor
+        applied, so `_hold` looks up only the records at or below them — the ones read again."""
+        tops: dict[int, tuple[int, ...]] = {}
+        data, partitions = self.table.data, self.settings.partitions
+        for key in list(data.keys()):
+            if is_marker(key) or not isinstance(key, str) or partition_for(key, partitions) != partition:
+                continue
+            value = data.get(key)
+            coords = value.get(SRC) if isinstance(value, dict) else None
+            for name, last in (coords.items() if isinstance(coords, dict) else ()):
+                top, here = tops.get(int(name)), tuple(last)
+                if top is None or here > top:
+                    tops[int(name)] = here
+        return tops
+
     def _handed_again(self, partition: int, group: list[Any]) -> list[Any]:
         """A batch's messages below the offset the last stored marker expected next, handed again
         by a consumer that restarted from an older committed offset — in the first batch after the
@@ -242,12 +264,14 @@ class _KeyedHandler:
                 for e in group if not start <= e.message.offset < stop]
 
     def _hold(self, offset: int, view: BatchView, due: Held, record: Any, marks: tuple[float, float],
-              upto: tuple[float, float] | None = None) -> str | None:
+              tops: dict[int, tuple[int, ...]], upto: tuple[float, float] | None = None) -> str | None:
         """Keep one record (of the stage message at `offset`) until its watermark passes it; one
         already behind it is late, and is applied as of that watermark (`streams.eventtime.as_of`).
         A record read again after a restart (`upto`: the watermarks of the last stored flush) that
         they had passed was applied then and is stored: skipped, whether its key is still there or
-        was swept since. Why the record failed, for its dead letter; None if it did not."""
+        was swept since. A record above the partition's `tops` (`_tops`) cannot be held or applied
+        yet: only one at or below them is looked up. Why the record failed, for its dead letter;
+        None if it did not."""
         try:
             if type(record) is not dict:
                 raise ValueError("not JSON")
@@ -261,10 +285,13 @@ class _KeyedHandler:
                 return None
             coords = record.get("src")
             src = None if coords is None else tuple(coords)
-            if src is not None and (due.holds(key, src) or ((value := view.get(key)) is not None
-                                                           and applied(value, src, SRC))):
-                self.redelivered += 1  # held or applied already (the key's changelog record says which)
-                return None
+            if src is not None:
+                here, top = src[1:], tops.get(src[0])
+                if top is None or here > top:
+                    tops[src[0]] = here
+                elif due.holds(key, src) or ((value := view.get(key)) is not None and applied(value, src, SRC)):
+                    self.redelivered += 1  # held or applied already (the key's changelog record says which)
+                    return None
             mark = marks[0] if early else marks[1]
             late = at < mark and at != FIRST
             if late:
@@ -453,21 +480,28 @@ class Reread(NamedTuple):
 def took(value: dict[str, Any], ready: list[Entry], coords_key: str) -> dict[str, Any]:
     """A key's value after its `ready` events were applied: its source coordinates cover them,
     and none of them is pending any more (the flush records the rest: `Held.pend`)."""
-    srcs = [entry[5][1] for entry in ready]  # the tags' coordinates (streams.worker.agents.Held.hold)
     if PEND in value:
-        done = set(srcs)
+        done = {entry[5][1] for entry in ready}  # the tags' coordinates (streams.worker.agents.Held.hold)
         value[PEND] = [s for s in value[PEND] if tuple(s) not in done]
-    coords = value.get(coords_key)
-    for src in srcs:
-        if src[0] == -1:
-            continue  # an access: no coordinates
+    if len(ready) == 1:  # the usual case: one event of the key per release
+        src = ready[0][5][1]
+        top = {} if src[0] == -1 else {src[0]: src}  # -1: an access, no coordinates
+    else:
+        top = {}  # per input partition, the highest of `ready`
+        for entry in ready:
+            src = entry[5][1]
+            partition = src[0]
+            if partition != -1 and (partition not in top or src > top[partition]):
+                top[partition] = src
+    if top:
+        coords = value.get(coords_key)
         if coords is None:
             coords = value[coords_key] = {}
-        name = str(src[0])
-        last = coords.get(name)
-        here = list(src[1:])
-        if last is None or here > last:
-            coords[name] = here
+        for partition, src in top.items():
+            name, here = str(partition), list(src[1:])
+            last = coords.get(name)
+            if last is None or here > last:
+                coords[name] = here
     return value
 
 

@@ -339,3 +339,44 @@ def test_the_lowest_watermark_released_is_what_ingest_waits_for(tmp_path: Path, 
 
     seen = asyncio.run(scenario())
     assert seen == [None, nextafter(BASE + 9, inf), BASE + 3, BASE + 3, nextafter(BASE + 7, inf)]
+
+
+def sourced(raw: dict[str, Any], src: list[int]) -> dict[str, Any]:
+    """A stage record as ingest forwards it: compacted, with its source coordinates."""
+    out = normalize(raw)
+    assert not isinstance(out, Rejected)
+    return {**compact(out), "src": src}
+
+
+def test_a_record_the_stored_state_applied_is_skipped_by_a_worker_that_never_saw_it(
+        tmp_path: Path, sent: Sent) -> None:
+    """A stage partition looks a record up only when its source coordinates are at or below the
+    highest it has seen (`_KeyedHandler._tops`); after a restart that includes what its stored
+    values applied. So a record applied before the restart, delivered again to a worker that has
+    only the table, is skipped, and the next one is applied."""
+    first, second = (event("repository_download_operation", i, project="a/x", ident=f"d{i}") for i in (1, 2))
+    partition = partition_for("a/x", 4)
+    done = (input_report(1, {0: BASE + 9}, {0}), *(actors_report(4, {p: nextafter(BASE + 9, inf)}) for p in range(4)))
+
+    async def run(app: Any, *records: dict[str, Any]) -> None:
+        (message,) = encode_lines([*records, *done])
+        async with app.agents["projects"].test_context() as agent:
+            await agent.put(message, partition=partition, wait=False)
+            await until(lambda: any(t == f"{APP}-projects-changelog" and str(k).startswith(MARKER_PREFIX)
+                                    for t, k, _, _ in sent))
+
+    before = new_app(tmp_path / "before")
+    asyncio.run(run(before, sourced(first, [0, 5, 0])))
+    stored = before.tables["projects"].data["a/x"]
+    assert (stored["downloads"], stored["src"]) == (
+        {"repository_download_operation": 1, "public_repository_download_operation": 0}, {"0": [5, 0]})
+
+    sent.clear()
+    after = new_app(tmp_path / "after")  # a restarted worker: the stored state, no memory of the records
+    restored = orjson.loads(orjson.dumps(stored))
+    restored["seen"] = {}  # its ids expired (`dedup_ttl`): only the source coordinates know it was applied
+    after.tables["projects"].data["a/x"] = restored
+    asyncio.run(run(after, sourced(first, [0, 5, 0]), sourced(second, [0, 6, 0])))
+    value = after.tables["projects"].data["a/x"]
+    assert (value["downloads"], value["src"]) == (  # the first once, the second once
+        {"repository_download_operation": 2, "public_repository_download_operation": 0}, {"0": [6, 0]})

@@ -12,6 +12,7 @@ from streams.replay import Engine
 from streams.settings import DetectorSettings
 from streams.stages import DUPLICATE, NOTHING, actor_stage, project_stage
 
+BASE = 1748854800.0  # streamkit.at(0)
 CLONE = {"custom_message": {"protocol": "http", "action": "git-upload-pack"}}
 
 
@@ -324,6 +325,18 @@ def test_actor_stage_forwards_accesses_for_the_project_stage() -> None:
         "event_type": "sunset_job_token_access", "id": "access:77", "ts": 1748854801.0, "entity_path": "a/shared",
         "pkey": "a/shared", "entity_id": 3311, "origin": "a/deploy", "origin_id": 6307,
         "user": {"id": 7, "name": "User 7"}, "evidence": "audit_correlation", "via": "job_artifact_downloaded"}]
+
+
+def test_a_users_waiting_list_keeps_only_what_a_later_login_could_claim() -> None:
+    """The worker writes a user's value whole at every flush: once the waiting list holds more than
+    two events, those more than two correlation windows behind the newest (no later login can claim
+    them: a login claims events at or after its own time) leave it; the newest is still claimed."""
+    actors: dict[str, Any] = {}
+    for second in (0, 60, 120, 180):
+        actor_stage(actors, norm(artifact(second, "a/shared", ident=f"a{second}")), limits())
+    assert [item[0] - BASE for item in actors["7"]["pending"]] == [120, 180]
+    result = actor_stage(actors, norm(login(180, "a/deploy")), limits())
+    assert [access["id"] for access in result.accesses] == ["access:a180"]
 
 
 # --- 4. actor state stays proportional to active users ------------------------------------------

@@ -129,11 +129,30 @@ def test_unused_event_types_pass_without_checks() -> None:
 
 
 def test_compact_keeps_only_what_the_stages_read() -> None:
-    out = normalize(event("repository_download_operation", 1, ident=3, project="a/b"))
-    assert not isinstance(out, Rejected)
-    assert sorted(compact(out)) == sorted([
-        "event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_type", "entity_path",
-        "entity_id", "target_id", "target_details", "message", "action", "download", "pkey", "akey", "visibility"])
+    """Every event keeps what the stages and their detectors read of any event; an allowlist change
+    also its target and sentence, a visibility change its new level."""
+    common = ["event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_path", "entity_id",
+              "download", "pkey", "akey"]
+    bodies = {
+        "repository_download_operation": event("repository_download_operation", 1, ident=3, project="a/b"),
+        "secure_ci_job_token_project_added": event(
+            "secure_ci_job_token_project_added", 2, ident=4, project="a/b", target_id=7, target_details="tools",
+            details={"custom_message": "Added project g/tools to the job token scope allowlist"}),
+        "project_visibility_level_updated": event(
+            "project_visibility_level_updated", 3, ident=5, project="a/b", details={"to": "public"}),
+    }
+    out = {}
+    for kind, body in bodies.items():
+        normalized = normalize(body)
+        assert not isinstance(normalized, Rejected), normalized
+        out[kind] = compact(normalized)
+    assert {kind: sorted(record) for kind, record in out.items()} == {
+        "repository_download_operation": sorted(common),
+        "secure_ci_job_token_project_added": sorted([*common, "target_id", "target_details", "message"]),
+        "project_visibility_level_updated": sorted([*common, "visibility"]),
+    }
+    assert (out["secure_ci_job_token_project_added"]["message"], out["project_visibility_level_updated"]["visibility"]
+            ) == ("Added project g/tools to the job token scope allowlist", "public")
 
 
 def test_the_fast_path_gives_exactly_what_the_general_path_gives() -> None:

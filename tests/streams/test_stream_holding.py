@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from streams.worker.agents import PEND, Held, applied
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streams.eventtime import Entry
+from streams.worker.agents import PEND, Held, applied, took
 
 
 def rec(kind: str, ts: float, ident: str, src: list[int] | None = None, key: str = "k") -> dict[str, Any]:
@@ -64,3 +68,29 @@ def test_a_value_has_applied_what_its_coordinates_cover_except_what_is_pending()
     assert value[PEND] == [[2, 4, 0]]
     assert [applied(value, src, "src") for src in ((2, 3, 0), (2, 4, 0), (2, 6, 0), (2, 6, 1), (2, 9, 0),
                                                       (5, 1, 0))] == [True, False, True, False, False, False]
+
+
+coordinates = st.tuples(st.integers(-1, 3), st.integers(0, 50), st.integers(0, 3))
+
+
+@given(stored=st.dictionaries(st.integers(0, 3), st.tuples(st.integers(0, 50), st.integers(0, 3))),
+       pending=st.lists(coordinates.filter(lambda c: c[0] >= 0), max_size=6),
+       ready=st.lists(coordinates, max_size=8))
+def test_a_value_covers_what_it_took_and_stops_pending_it(
+        stored: dict[int, tuple[int, int]], pending: list[tuple[int, int, int]],
+        ready: list[tuple[int, int, int]]) -> None:
+    """After `took`, a key's coordinates per input partition are the highest of what they were and
+    of the released records (an access, partition -1, has none), and none of those records is
+    pending; the other pending ones stay, in their order."""
+    value: dict[str, Any] = {"src": {str(p): list(c) for p, c in stored.items()}} if stored else {}
+    if pending:
+        value[PEND] = [list(c) for c in pending]
+    entries: list[Entry] = [(0.0, "push", str(i), i, {}, (0, src)) for i, src in enumerate(ready)]
+    took(value, entries, "src")
+    expected = {p: list(c) for p, c in stored.items()}
+    for partition, *here in ready:
+        if partition != -1 and (partition not in expected or here > expected[partition]):
+            expected[partition] = here
+    assert value.get("src", {}) == {str(p): c for p, c in expected.items()}
+    if pending:
+        assert value[PEND] == [list(c) for c in pending if c not in set(ready)]
