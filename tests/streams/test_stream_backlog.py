@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -76,21 +77,35 @@ async def produce_backlog(bootstrap: str, topic: str) -> None:
         await producer.stop()
 
 
-async def catch_up(broker: EmbeddedBroker, topic: str) -> Recorder:
-    settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
-                             batch_size=BATCH, allowed_lateness=LATENESS)
-    recorder = Recorder()
-    ingest = Ingest(settings, recorder)  # type: ignore[arg-type] - only what ingest calls
+async def ingest_until(ingest: Ingest, done: Callable[[], bool], lagging: float = 0.0,
+                       step: Callable[[], None] | None = None) -> None:
+    """Run `ingest` for `lagging` seconds, then (doing `step` each time) until `done`; then stop it."""
     task = asyncio.create_task(ingest.run())
     try:
         async with asyncio.timeout(120):
-            while sum(recorder.read.values()) < PARTITIONS * PER_PARTITION:
-                await asyncio.sleep(0.05)
+            await asyncio.sleep(lagging)
+            while True:
                 if task.done():
                     task.result()
+                if done():
+                    return
+                if step is not None:
+                    step()
+                await asyncio.sleep(0.05)
     finally:
         await ingest.stop(10)
         await task
+
+
+def backlog_settings(broker: EmbeddedBroker, topic: str) -> Any:
+    return load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
+                         batch_size=BATCH, allowed_lateness=LATENESS)
+
+
+async def catch_up(broker: EmbeddedBroker, topic: str) -> Recorder:
+    recorder = Recorder()
+    ingest = Ingest(backlog_settings(broker, topic), recorder)  # type: ignore[arg-type] - only what ingest calls
+    await ingest_until(ingest, lambda: sum(recorder.read.values()) >= PARTITIONS * PER_PARTITION)
     return recorder
 
 
@@ -134,26 +149,18 @@ async def read_while_stages_lag(broker: EmbeddedBroker, topic: str, stages: Stag
                                 lagging: float) -> tuple[int, Recorder]:
     """Ingest over the backlog with stages stuck at `stages.mark` for `lagging` seconds, then caught
     up with everything read: how many records were read when they got unstuck."""
-    settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
-                             batch_size=BATCH, allowed_lateness=LATENESS)
     recorder = Recorder()
-    ingest = Ingest(settings, recorder, stages.released, stages.held)  # type: ignore[arg-type] - only what ingest calls
-    task = asyncio.create_task(ingest.run())
-    try:
-        async with asyncio.timeout(120):
-            await asyncio.sleep(lagging)
-            if task.done():
-                task.result()
-            stuck = sum(recorder.read.values())
-            while sum(recorder.read.values()) < PARTITIONS * PER_PARTITION:
-                stages.mark = min(recorder.newest.values()) - LATENESS  # the stages keep up from now on
-                await asyncio.sleep(0.05)
-                if task.done():
-                    task.result()
-    finally:
-        await ingest.stop(10)
-        await task
-    return stuck, recorder
+    ingest = Ingest(backlog_settings(broker, topic), recorder, stages.released, stages.held)  # type: ignore[arg-type]
+    stuck: list[int] = []
+
+    def keep_up() -> None:
+        if not stuck:
+            stuck.append(sum(recorder.read.values()))
+        stages.mark = min(recorder.newest.values()) - LATENESS  # the stages keep up from now on
+
+    await ingest_until(ingest, lambda: bool(stuck) and sum(recorder.read.values()) >= PARTITIONS * PER_PARTITION,
+                       lagging, keep_up)
+    return stuck[0], recorder
 
 
 # records the stages act on with their watermark at the first event's time: those routed while the
@@ -239,22 +246,16 @@ def test_waiting_for_the_stages_is_not_the_inputs_silence(broker: EmbeddedBroker
             await producer.stop()
 
     async def run() -> ReportRecorder:
-        settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
-                                 batch_size=BATCH, allowed_lateness=LATENESS)
         recorder, stages = ReportRecorder(), Stages(parse_time(at(0)), HELD_BUDGET + 1)
+        settings = backlog_settings(broker, topic)
         ingest = Ingest(settings, recorder, stages.released, stages.held)  # type: ignore[arg-type]
-        task = asyncio.create_task(ingest.run())
-        try:
-            async with asyncio.timeout(60):
-                await asyncio.sleep(2 * settings.idle_after + 1)  # the stages lag all along
-                stages.mark = parse_time(at(total * SPACING))  # then catch up
-                while sum(recorder.read.values()) < total or not any(idle for _, idle in recorder.reports):
-                    await asyncio.sleep(0.05)
-                    if task.done():
-                        task.result()
-        finally:
-            await ingest.stop(10)
-            await task
+
+        def catch_up() -> None:
+            stages.mark = parse_time(at(total * SPACING))
+
+        # the stages lag all along for longer than the idle time, then catch up
+        await ingest_until(ingest, lambda: sum(recorder.read.values()) >= total
+                           and any(idle for _, idle in recorder.reports), 2 * settings.idle_after + 1, catch_up)
         return recorder
 
     asyncio.run(produce())
