@@ -19,7 +19,10 @@ events:
   and findings topic equal the replay document's: events/s of wall clock (from its first progress;
   includes the 2 s the dev profile waits before calling the drained input idle), events per
   second of the worker's CPU time, and both as a ratio to the replay's events per CPU second (the
-  targets: >= 0.5 on 1 partition, >= 0.4 on 8); its peak RSS (VmHWM) and changelog records per event.
+  targets: >= 0.5 on 1 partition, >= 0.4 on 8): to the run's best replay, and to a replay run in a
+  fresh process just before that worker run (on a shared machine the replay's own figure moves by
+  half between runs; `--worker-repeat N` gives N such pairs and their median); its peak RSS (VmHWM),
+  changelog records per event and stage batches.
 * scale-out — N workers of one app on M input and stage partitions (`--scale 1x4,2x4`): events/s of
   the slowest worker's wall clock, per worker, CPU time per worker, and the N-worker / 1-worker
   ratio (on a 2-vCPU machine the workers share the CPUs with the broker: the CPU times show it).
@@ -83,7 +86,8 @@ def parse_args() -> argparse.Namespace:
                         help="with --worker-from: B is the worker of this checkout instead of this one's "
                              "(its replay run there too)")
     parser.add_argument("--worker-repeat", type=int, default=1,
-                        help="with --worker-from: rounds of A and B (order alternating); best and median compared")
+                        help="rounds of each worker run (with --worker-from: of A and B, order alternating); best "
+                             "and median compared")
     parser.add_argument("--bound", type=float, default=1800.0,
                         help="seconds a worker run may take to equal its replay's results before the bench fails")
     parser.add_argument("--py-spy", type=Path, metavar="OUT",
@@ -418,7 +422,7 @@ def main() -> int:  # noqa: PLR0915 - one run, printed in order
                   f"how its document differs from B's: {document_differences(doc_a, sides[1].doc)}")
         lines = path.read_bytes().splitlines()
         with EmbeddedBroker(log_path=Path(tmp) / "tansu.log") if not args.broker else _External(args.broker) as running:
-            run_workers(args, running.url, lines, sides, Path(tmp))
+            run_workers(args, running.url, path, lines, sides, Path(tmp))
         print(f"load {os.getloadavg()[0]:.2f} at the end")
     return 0
 
@@ -433,7 +437,8 @@ class Side(NamedTuple):
     replay_rate: float
 
 
-def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides: list[Side], tmp: Path) -> None:
+def run_workers(args: argparse.Namespace, broker: str, path: Path, lines: list[bytes], sides: list[Side],
+                tmp: Path) -> None:
     """Each run of `--worker-partitions` and `--scale` with the worker of every side (alternating,
     `--worker-repeat` rounds with `--worker-from`), each checked against its side's replay before its
     speed is printed; with two sides, B / A of the best and of the median events per CPU second."""
@@ -456,28 +461,46 @@ def run_workers(args: argparse.Namespace, broker: str, lines: list[bytes], sides
             spy = args.py_spy if (workers, partitions) == runs[0] else None  # the first run (of each store) only
             if spy is not None and len(stores) > 1:
                 spy = spy.with_name(f"{spy.name}.{store.split(':')[0]}")
-            run_sides(args, broker, topics[partitions], n, workers, partitions, store, sides, raw, tmp, spy, single)
+            run_sides(args, broker, path, topics[partitions], n, workers, partitions, store, sides, raw, tmp, spy,
+                      single)
 
 
-def run_sides(args: argparse.Namespace, broker: str, topic: str, n: int, workers: int, partitions: int, store: str,
-              sides: list[Side], raw: float, tmp: Path, spy: Path | None,
+def run_sides(args: argparse.Namespace, broker: str, path: Path, topic: str, n: int, workers: int, partitions: int,
+              store: str, sides: list[Side], raw: float, tmp: Path, spy: Path | None,
               single: dict[tuple[str, str, int], float]) -> None:
     """One worker run per side and round (`single` keeps the 1-worker rates for the scale-out ratio);
-    with two sides, the A/B line."""
-    rounds = args.worker_repeat if len(sides) > 1 else 1
+    with two sides, the A/B line. Before each one-worker run, the side's replay runs once in a fresh
+    process: the worker's ratio to the replay run next to it is less at the mercy of what else the
+    machine did at the time than its ratio to the run's best replay."""
+    rounds = args.worker_repeat
     label = f"{workers} worker{'s' if workers > 1 else ''} x {partitions} partitions, {store}"
     cpus: dict[str, list[float]] = {side.name: [] for side in sides}
+    ratios: dict[str, list[float]] = {side.name: [] for side in sides}
     for round_ in range(rounds):
         for side in sides if round_ % 2 == 0 else sides[::-1]:
+            nearby = None
+            if workers == 1:
+                cpu, doc = checkout_replay(path, side.checkout, args.lateness, tmp / f"nearby-{side.name}.json")
+                if doc != side.doc:
+                    raise SystemExit(f"the replay of {side.checkout} gave another document this time; no speed printed")
+                nearby = n / cpu
             w = bench_workers(broker, topic, n, workers, partitions,
                               tmp / f"w-{workers}x{partitions}-{store.split(':')[0]}-{side.name}{round_}", side.doc,
                               args.lateness, side.checkout, spy, args.bound, store)
             spy = None  # the first run only
             cpus[side.name].append(sum(w["cpu_s"]))
+            if nearby is not None:
+                ratios[side.name].append(n / sum(w["cpu_s"]) / nearby)
             print_worker_run(f"{label}{f', {side.name}' if len(sides) > 1 else ''}", w, n, partitions, raw, side,
-                             single.get((side.name, store, partitions)) if workers > 1 else None)
+                             single.get((side.name, store, partitions)) if workers > 1 else None, nearby)
             if workers == 1:
                 single[(side.name, store, partitions)] = n / w["processing_s"]
+    if workers == 1:
+        for side in sides:
+            got = ratios[side.name]
+            print(f"worker / replay run next to it, {label}{f', {side.name}' if len(sides) > 1 else ''}: median "
+                  f"{statistics.median(got):.3f} of {len(got)} ({', '.join(f'{r:.3f}' for r in got)}; target >= "
+                  f"{0.5 if partitions == 1 else 0.4})")
     if len(sides) > 1:
         a, b = (n / min(cpus[side.name]) for side in sides)
         ma, mb = (n / statistics.median(cpus[side.name]) for side in sides)
@@ -498,9 +521,10 @@ def paired(cpu_a: list[float], cpu_b: list[float]) -> str:
 
 
 def print_worker_run(label: str, w: dict[str, Any], n: int, partitions: int, raw: float, side: Side,
-                     base: float | None) -> None:
+                     base: float | None, nearby: float | None = None) -> None:
     """One worker run's line (its results equal its side's replay by now), and its ratio: to the
-    replay for one worker, to one worker's wall clock (`base`) for several."""
+    replay for one worker (the run's best, and `nearby`: the one run just before), to one worker's
+    wall clock (`base`) for several."""
     wall = n / w["processing_s"]
     cpu = sum(w["cpu_s"])
     workers = len(w["cpu_s"])
@@ -510,8 +534,10 @@ def print_worker_run(label: str, w: dict[str, Any], n: int, partitions: int, raw
           f"{w['changelog_writes'] / n:.2f} changelog records per event; batches "
           f"{', '.join(f'{stage} {count:g}' for stage, count in w['batches'].items())}")
     if workers == 1:
+        beside = "" if nearby is None else (f"; {n / cpu / nearby:.3f} to the replay run just before it "
+                                            f"({nearby:,.0f} events per CPU second)")
         print(f"  worker / replay: {n / cpu / side.replay_rate:.3f} by CPU time (target >= "
-              f"{0.5 if partitions == 1 else 0.4}), worker / raw consume {raw / w['processing_s']:.3f}")
+              f"{0.5 if partitions == 1 else 0.4}){beside}, worker / raw consume {raw / w['processing_s']:.3f}")
     else:
         ratio = f"{wall / base:.2f}" if base else "n/a (no 1-worker run on as many partitions)"
         print(f"  per worker {wall / workers:,.0f} events/s; {workers} workers / 1 worker: {ratio}")

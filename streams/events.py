@@ -53,13 +53,6 @@ _DETECTOR_TYPES = REGISTRY.read_types
 _CHECKS = REGISTRY.checks
 _STRINGS = ("author_name", "ip_address", "entity_type", "entity_path")
 _DETAILED = ALLOWLIST_TYPES | {GIT_OPERATION, VISIBILITY}  # types whose target and custom_message are read
-# What travels between the worker's stages (the rest of GitLab's body is not needed): what the
-# stages and their detectors read of every event, and of an allowlist change or a visibility change
-# also its target and sentence, or its new level.
-COMPACT_FIELDS = ("event_type", "id", "ts", "author_id", "author_name", "ip_address", "entity_path", "entity_id",
-                  "download", "pkey", "akey")
-_COMPACT_BY_TYPE = {**dict.fromkeys(ALLOWLIST_TYPES, (*COMPACT_FIELDS, "target_id", "target_details", "message")),
-                    VISIBILITY: (*COMPACT_FIELDS, "visibility")}
 
 
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark: some tools start a file with it; JSON does not allow it
@@ -308,12 +301,22 @@ def _normalize_own(raw: dict[str, Any], event_type: str) -> dict[str, Any] | Rej
 
 
 def compact(event: dict[str, Any]) -> dict[str, Any]:
-    """The fields the stages read: what the worker forwards between its topics."""
+    """What the worker forwards between its topics: the fields the stages and their detectors read of
+    every event, and of an allowlist change also its target and sentence, of a visibility change its
+    new level (the rest of GitLab's body is not needed). A dict display: this runs once per event."""
     kind = event["event_type"]
     if kind in (AUTH_LOG, SNAPSHOT):
         return event
     get = event.get
-    return {name: get(name) for name in _COMPACT_BY_TYPE.get(kind, COMPACT_FIELDS)}
+    out = {"event_type": kind, "id": get("id"), "ts": get("ts"), "author_id": get("author_id"),
+           "author_name": get("author_name"), "ip_address": get("ip_address"), "entity_path": get("entity_path"),
+           "entity_id": get("entity_id"), "download": get("download"), "pkey": get("pkey"), "akey": get("akey")}
+    if kind in ALLOWLIST_TYPES:
+        out["target_id"], out["target_details"] = get("target_id"), get("target_details")
+        out["message"] = get("message")
+    elif kind == VISIBILITY:
+        out["visibility"] = get("visibility")
+    return out
 
 
 
