@@ -68,7 +68,7 @@ from streams.worker.batching import (
 from streams.worker.continuity import Continuity, by_partition
 from streams.worker.outputs import Lines, Outputs
 
-__all__ = ["ActorHandler", "Outputs", "ProjectHandler"]
+__all__ = ["ActorHandler", "Outputs", "ProjectHandler", "held_events", "lowest_released"]
 Stage = Callable[[Any, dict[str, Any], Any], StageResult]
 SWEEP_SLICE = 20_000  # keys looked at between two yields to the event loop
 
@@ -111,6 +111,12 @@ class _KeyedHandler:
         the stage topic) again."""
         self.holding.clear()
         self.continuity.forget()
+
+    def lowest_released(self) -> float | None:
+        """The lowest watermark the stage partitions this worker holds have released (the project
+        stage's: the one that also waits for the actor stage); None when it holds none yet."""
+        marks = [self.released[p][1] for p in self.holding if p in self.released]
+        return min(marks) if marks else None
 
     def new_value(self) -> dict[str, Any]:
         """An empty value of this stage's key, from the detectors' list (streams.detectors.registry)."""
@@ -448,6 +454,18 @@ class ActorHandler(_KeyedHandler):
                 moved[partition] = self.reported[partition] = mark
         if moved:  # one record per project partition for the batch's actor partitions
             await self.out.broadcast(self.by_project, range(parts), actors_report(parts, moved))
+
+
+def lowest_released(*handlers: _KeyedHandler) -> float | None:
+    """The lowest watermark any stage partition of this worker has released (None: none yet): how
+    far behind the input its stages are (`streams.worker.ingest.Ingest.stages_lag`)."""
+    marks = [mark for handler in handlers if (mark := handler.lowest_released()) is not None]
+    return min(marks) if marks else None
+
+
+def held_events(*handlers: _KeyedHandler) -> int:
+    """How many events the stage partitions of this worker hold for their watermarks."""
+    return sum(len(held) for handler in handlers for held in handler.holding.values())
 
 
 PEND = "pend"  # the key of a value: source coordinates (below `src`) of its events held, not applied

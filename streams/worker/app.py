@@ -42,7 +42,7 @@ from mode.supervisors import CrashingSupervisor
 from streams.kafka import faust_credentials, message_bytes
 from streams.metrics import Metrics
 from streams.settings import StreamSettings
-from streams.worker.agents import ActorHandler, Outputs, ProjectHandler
+from streams.worker.agents import ActorHandler, Outputs, ProjectHandler, held_events, lowest_released
 from streams.worker.ingest import Ingest, Router, run_ingest
 from streams.worker.web import register_views
 
@@ -152,13 +152,16 @@ def create_app(settings: StreamSettings) -> faust.App:
         projects.forget()
         actors.forget()
 
-    _add_ingest(app, settings, topology, outputs)
+    _add_ingest(app, settings, topology, outputs, lambda: lowest_released(projects, actors),
+                lambda: held_events(projects, actors))
     return app
 
 
-def _add_ingest(app: faust.App, settings: StreamSettings, topology: Topology, outputs: Outputs) -> None:
-    """Ingest as a task of the app, stopped before the app's producer."""
-    ingest = Ingest(settings, Router(settings, topology.by_project, topology.by_actor, outputs))
+def _add_ingest(app: faust.App, settings: StreamSettings, topology: Topology, outputs: Outputs,
+                released: Callable[[], float | None], held: Callable[[], int]) -> None:
+    """Ingest as a task of the app, stopped before the app's producer; it waits while the stages
+    hold many events and lag behind it (`released`: how far they are; `held`: how many)."""
+    ingest = Ingest(settings, Router(settings, topology.by_project, topology.by_actor, outputs), released, held)
 
     async def run() -> None:
         topics = [topology.input, topology.by_project, topology.by_actor, topology.findings, topology.dead_letters]

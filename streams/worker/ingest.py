@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import defaultdict, deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -33,6 +33,10 @@ from streams.worker.batching import partition_for
 from streams.worker.outputs import Lines, Outputs
 
 log = logging.getLogger("sunset.stream.ingest")
+STAGES_AHEAD = 8  # batches of records routed that the stages may not have acted on yet (Ingest.stages_lag)
+HELD_BUDGET = 20_000  # events this worker's stages may hold before ingest waits for them to catch up
+STAGES_WAIT = 0.05  # seconds between two looks at the stages while they lag behind the input
+POLL_EVERY = 10.0  # seconds: while the stages lag, a batch is still read at least this often
 
 
 def ahead_of_slowest(lateness: float) -> float:
@@ -63,8 +67,10 @@ def consumer_options(settings: StreamSettings) -> dict[str, Any]:
 class Ingest:
     """Input topic → `Router` → stage topics, in batches, committing after the broker has them."""
 
-    def __init__(self, settings: StreamSettings, router: Router) -> None:
+    def __init__(self, settings: StreamSettings, router: Router,
+                 released: Callable[[], float | None] | None = None, held: Callable[[], int] | None = None) -> None:
         self.settings, self.router = settings, router
+        self.released, self.held = released, held  # how far this worker's stages are, and how much they hold
         self.consumer: AIOKafkaConsumer | None = None
         # The input's progress (streams.eventtime) is the router's `newest`; here, per input
         # partition, when a record last came; what the stages were last told; when idleness was checked.
@@ -72,6 +78,10 @@ class Ingest:
         self.told: tuple[int, dict[int, float], set[int]] | None = None
         self.checked = float("-inf")
         self.stopping = asyncio.Event()  # set by `stop`: end after the batch under way is committed
+        self.polled = float("-inf")  # when a batch was last asked of the consumer
+        self.routed = self.acted = 0  # records routed; of them, those the stages have acted on
+        # reports the stages have not acted on: (slowest active partition's newest time, records routed by then)
+        self.reports: deque[tuple[float, int]] = deque()
         self.stopped = asyncio.Event()
 
     async def run(self) -> None:
@@ -81,6 +91,10 @@ class Ingest:
         try:
             await self.consumer.start()
             while not self.stopping.is_set():
+                if self.stages_lag() and asyncio.get_running_loop().time() - self.polled < POLL_EVERY:
+                    await self.wait_for_stages()
+                    continue
+                self.polled = asyncio.get_running_loop().time()
                 batches = await self.next_batch()
                 if batches:
                     await self.process(batches)
@@ -102,6 +116,46 @@ class Ingest:
                 await self.stopped.wait()
         except TimeoutError:
             log.warning("ingest did not stop within %g s; its last batch will be read again", within)
+
+    async def wait_for_stages(self) -> None:
+        """Let the stages catch up. Ingest's own wait is not the input's silence: the partitions
+        are not read meanwhile, so none counts as quiet for it (`report` would call a partition
+        whose position looks like its end idle, and the watermark would pass its records still
+        to be read: they would reach the stages late)."""
+        await asyncio.sleep(STAGES_WAIT)
+        now = asyncio.get_running_loop().time()
+        for partition in self.last_data:
+            self.last_data[partition] = now
+
+    def stages_lag(self) -> bool:
+        """Whether this worker's stages hold more than `HELD_BUDGET` events (`held`) and lag more
+        than `STAGES_AHEAD` batches behind what ingest has told them: that many of the records
+        routed since the last report they have acted on. A report is acted on once the lowest
+        watermark this worker's stage partitions have released (`released`) is where it allows
+        (the slowest active input partition's newest time it says, minus the lateness). Ingest
+        then reads nothing more until they catch up: what it read would only be held in memory
+        (the project stage holds its events until every actor partition has released past them,
+        and in a catch-up the slowest one decides), while it can wait in Kafka. Below the budget,
+        or a few batches ahead, the stages' own batches stay large (fewer changelog writes).
+
+        No deadlock: the stages act on what was already reported without more input (events held
+        for the lateness alone never make ingest wait), and while they lag a batch is still read
+        every `POLL_EVERY` seconds (stages waiting for another worker's input, or stuck, never stop
+        ingest for good; a consumer that does not poll for `max_poll_interval_ms` leaves its group)."""
+        if self.released is None or not self.reports:
+            return False
+        low = self.released()
+        if low is None:  # no stage partition on this worker: nothing to wait for
+            self.reports.clear()
+            self.acted = self.routed
+            return False
+        if low == FIRST:
+            return False  # nothing released yet: the watermark waits for every input partition
+        lateness, reports = self.settings.allowed_lateness, self.reports
+        while reports and reports[0][0] - lateness <= low:
+            self.acted = reports.popleft()[1]
+        return (self.routed - self.acted > STAGES_AHEAD * self.settings.batch_size
+                and (self.held is None or self.held() > HELD_BUDGET))
 
     async def next_batch(self) -> dict[TopicPartition, list[Any]]:
         """Up to `batch_size` records, waiting at most `batch_within` seconds once the first arrived;
@@ -157,6 +211,7 @@ class Ingest:
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]
         await self.router.handle(messages)
+        self.routed += len(messages)
         now = asyncio.get_running_loop().time()
         for tp in batches:
             self.last_data[tp.partition] = now
@@ -200,6 +255,8 @@ class Ingest:
             return
         await self.router.report(input_report(total, at, idle))
         self.told = (total, at, idle)
+        active = [ts for partition, ts in at.items() if partition not in idle]
+        self.reports.append((min(active) if active else FIRST, self.routed))
 
     async def _idle(self, quiet: list[int]) -> set[int]:
         """Which of the quiet partitions are caught up (asked of the broker now, not the last fetch)."""

@@ -21,7 +21,7 @@ from streams.eventtime import PROGRESS, actors_report, input_report, progress_ke
 from streams.metrics import Metrics
 from streams.settings import load_settings
 from streams.stages import project_stage
-from streams.worker.agents import Outputs, ProjectHandler
+from streams.worker.agents import ActorHandler, Outputs, ProjectHandler, lowest_released
 from streams.worker.app import create_app
 from streams.worker.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
 from streams.worker.ingest import Router
@@ -294,6 +294,51 @@ def test_the_worker_keeps_what_it_loaded_at_start_out_of_the_collectors_scans() 
             "collect_less(); print(before, gc.get_freeze_count() > 10_000, gc.get_threshold()[0] == GC_YOUNG > 700)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.split() == ["0", "True", "True"]
+
+
+@dataclass
+class StageMessage:
+    value: bytes
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None = None
+
+
+@dataclass
+class StageEvent:
+    message: StageMessage
+
+
+def test_the_lowest_watermark_released_is_what_ingest_waits_for(tmp_path: Path, sent: Sent) -> None:
+    """`lowest_released`: the lowest watermark any stage partition of the worker has released —
+    the project stage's waits for the actor stage — and nothing for partitions it no longer holds."""
+    app = new_app(tmp_path)
+    settings = app.sunset_settings
+    outputs = Outputs(app.topic("f"), app.topic("d"), Metrics())
+    projects = ProjectHandler(settings, app.tables["projects"], outputs)
+    actors = ActorHandler(settings, app.tables["actors"], app.topic(f"{APP}-by-project"), outputs)
+    download = event("repository_download_operation", 1, project="a/x", ident=1)
+    topic = f"{APP}-by-project"
+
+    async def scenario() -> list[float | None]:
+        seen = [lowest_released(projects, actors)]
+        await projects.handle([StageEvent(StageMessage(stage_message(download, through=9), topic, 2, 0))])
+        seen.append(lowest_released(projects, actors))
+        # partition 1: the input's watermark at 5 s, the actor stage's only at 3 s
+        ts = BASE + 5
+        late = encode_lines([input_report(1, {0: ts}, {0}),
+                             *(actors_report(4, {p: BASE + 3}) for p in range(4))])[0]
+        await projects.handle([StageEvent(StageMessage(late, topic, 1, 0))])
+        seen.append(lowest_released(projects, actors))
+        await actors.handle([StageEvent(StageMessage(stage_message(through=7), f"{APP}-by-actor", 0, 0))])
+        seen.append(lowest_released(projects, actors))
+        projects.forget()
+        seen.append(lowest_released(projects, actors))
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen == [None, nextafter(BASE + 9, inf), BASE + 3, BASE + 3, nextafter(BASE + 7, inf)]
 
 
 def sourced(raw: dict[str, Any], src: list[int]) -> dict[str, Any]:
