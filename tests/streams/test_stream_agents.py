@@ -297,17 +297,10 @@ def test_the_worker_keeps_what_it_loaded_at_start_out_of_the_collectors_scans() 
 
 
 @dataclass
-class StageMessage:
-    value: bytes
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None = None
-
-
-@dataclass
 class StageEvent:
-    message: StageMessage
+    """A stage message as a Faust agent hands it over (its record: `Record`)."""
+
+    message: Record
 
 
 def test_the_lowest_watermark_released_is_what_ingest_waits_for(tmp_path: Path, sent: Sent) -> None:
@@ -323,15 +316,15 @@ def test_the_lowest_watermark_released_is_what_ingest_waits_for(tmp_path: Path, 
 
     async def scenario() -> list[float | None]:
         seen = [lowest_released(projects, actors)]
-        await projects.handle([StageEvent(StageMessage(stage_message(download, through=9), topic, 2, 0))])
+        await projects.handle([StageEvent(Record(stage_message(download, through=9), topic, 2, 0))])
         seen.append(lowest_released(projects, actors))
         # partition 1: the input's watermark at 5 s, the actor stage's only at 3 s
         ts = BASE + 5
         late = encode_lines([input_report(1, {0: ts}, {0}),
                              *(actors_report(4, {p: BASE + 3}) for p in range(4))])[0]
-        await projects.handle([StageEvent(StageMessage(late, topic, 1, 0))])
+        await projects.handle([StageEvent(Record(late, topic, 1, 0))])
         seen.append(lowest_released(projects, actors))
-        await actors.handle([StageEvent(StageMessage(stage_message(through=7), f"{APP}-by-actor", 0, 0))])
+        await actors.handle([StageEvent(Record(stage_message(through=7), f"{APP}-by-actor", 0, 0))])
         seen.append(lowest_released(projects, actors))
         projects.forget()
         seen.append(lowest_released(projects, actors))
