@@ -12,8 +12,9 @@ import faust
 from faust.web import Request, Response, View
 
 from streams.detectors.registry import REGISTRY, Registry
+from streams.eventtime import progress_key
 from streams.metrics import CONTENT_TYPE, Metrics
-from streams.worker.batching import is_marker
+from streams.worker.batching import MARKER_PREFIX, is_marker
 
 
 def _values(table: Any) -> list[tuple[str, Any]]:
@@ -21,8 +22,12 @@ def _values(table: Any) -> list[tuple[str, Any]]:
 
 
 def _count(table: Any) -> int:
-    """How many projects or users a table holds (no sorting: a scrape is frequent)."""
-    return sum(1 for key, value in table.data.items() if value and not is_marker(key))
+    """How many projects or users a table holds: its keys but sunset's own (a flush marker and a
+    progress record per stage partition at most). A scrape looks up those few names instead of
+    walking the table."""
+    data = table.data
+    own = sum(name in data for p in range(table.partitions) for name in (f"{MARKER_PREFIX}{p}", progress_key(p)))
+    return len(data) - own
 
 
 def tallies(projects: Any, project: str | None = None) -> dict[str, dict[str, int]]:

@@ -25,6 +25,7 @@ from streams.worker.agents import ActorHandler, Outputs, ProjectHandler, lowest_
 from streams.worker.app import create_app
 from streams.worker.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
 from streams.worker.ingest import Router
+from streams.worker.web import _count
 
 Sent = list[tuple[str, Any, Any, Any]]
 APP = "agents"
@@ -85,6 +86,16 @@ async def until(check: Callable[[], bool]) -> None:
             return
         await asyncio.sleep(0.01)
     pytest.fail("the agent did not get there in 4 s")
+
+
+def test_a_tables_count_leaves_out_sunsets_own_keys(tmp_path: Path) -> None:
+    """`/metrics`' projects and users: the table's keys but the flush markers and progress records."""
+    table = new_app(tmp_path).tables["projects"]
+    for key in ("a/x", f"{MARKER_PREFIX}2", progress_key(2), "b/y", progress_key(3), f"{MARKER_PREFIX}0", "c/z"):
+        table.data[key] = {"downloads": {}}
+    assert _count(table) == 3
+    del table.data["b/y"], table.data[progress_key(2)]
+    assert _count(table) == 2
 
 
 def test_projects_agent_writes_each_key_once_then_a_tail_marker(tmp_path: Path, sent: Sent) -> None:
