@@ -179,13 +179,11 @@ class Holding:
         """A time at or before every held entry's (inf: nothing held)."""
         return self.numbers[0] if self.numbers else float("inf")
 
-    def hold(self, record: dict[str, Any], tag: Any, at: float | None = None) -> Entry:
-        """Hold one record (at its `order_key` time, or at `at`); the entry."""
-        kind, ident = record["event_type"], record["id"]
-        if at is None:
-            at = FIRST if kind == SNAPSHOT else record["ts"]
+    def hold(self, order: tuple[float, str, str], record: dict[str, Any], tag: Any) -> Entry:
+        """Hold one record at its place `order` (its `order_key`, or that with the time it is
+        applied as of); the entry."""
         self.arrivals += 1
-        entry = (at, kind, "" if ident is None else str(ident), self.arrivals, record, tag)
+        entry = (*order, self.arrivals, record, tag)
         self.add(entry)
         return entry
 

@@ -278,7 +278,8 @@ class _KeyedHandler:
             key = record[self.key_field]
             if not isinstance(key, str):
                 raise ValueError(f"no {self.key_field}")
-            at, kind, _ = order_key(record)
+            order = order_key(record)
+            at, kind = order[0], order[1]
             early = kind in self.early
             if upto is not None and at < (upto[0] if early else upto[1]):
                 self.redelivered += 1
@@ -295,9 +296,9 @@ class _KeyedHandler:
             mark = marks[0] if early else marks[1]
             late = at < mark and at != FIRST
             if late:
-                at = as_of(record, mark)
+                order = (as_of(record, mark), kind, order[2])
                 self.late += 1
-            due.hold(key, record, offset, early, at, late, src)
+            due.hold(key, record, offset, early, order, late, src)
         except Exception as exc:  # noqa: BLE001 - any failure of one event goes to the dead letters
             return f"{self.stage_name} stage failed: {exc!r}"
         return None
@@ -484,24 +485,27 @@ def took(value: dict[str, Any], ready: list[Entry], coords_key: str) -> dict[str
         done = {entry[5][1] for entry in ready}  # the tags' coordinates (streams.worker.agents.Held.hold)
         value[PEND] = [s for s in value[PEND] if tuple(s) not in done]
     if len(ready) == 1:  # the usual case: one event of the key per release
-        src = ready[0][5][1]
-        top = {} if src[0] == -1 else {src[0]: src}  # -1: an access, no coordinates
+        tops: Iterable[tuple[int, ...]] = (ready[0][5][1],)
     else:
-        top = {}  # per input partition, the highest of `ready`
+        top: dict[int, tuple[int, ...]] = {}  # per input partition, the highest of `ready`
         for entry in ready:
             src = entry[5][1]
             partition = src[0]
-            if partition != -1 and (partition not in top or src > top[partition]):
+            if partition not in top or src > top[partition]:
                 top[partition] = src
-    if top:
-        coords = value.get(coords_key)
+        tops = top.values()
+    coords = None
+    for src in tops:
+        if src[0] == -1:  # accesses: no coordinates
+            continue
         if coords is None:
-            coords = value[coords_key] = {}
-        for partition, src in top.items():
-            name, here = str(partition), list(src[1:])
-            last = coords.get(name)
-            if last is None or here > last:
-                coords[name] = here
+            coords = value.get(coords_key)
+            if coords is None:
+                coords = value[coords_key] = {}
+        name, here = str(src[0]), list(src[1:])
+        last = coords.get(name)
+        if last is None or here > last:
+            coords[name] = here
     return value
 
 
@@ -545,16 +549,17 @@ class Held:
         """Whether `key` has a record held."""
         return key in self.srcs
 
-    def hold(self, key: str, record: dict[str, Any], offset: int, early: bool, at: float, late: bool = False,
-             src: tuple[int, ...] | None = None) -> None:
+    def hold(self, key: str, record: dict[str, Any], offset: int, early: bool, order: tuple[float, str, str],
+             late: bool = False, src: tuple[int, ...] | None = None) -> None:
         """Hold one record of `key` (from the stage message at `offset`, with source coordinates
-        `src`) at event time `at`; a `late` one (at its watermark) goes with the next release.
+        `src`) at its place `order` (`order_key`, its time perhaps the watermark it is applied as
+        of); a `late` one (at its watermark) goes with the next release.
         A record without coordinates (an access) is known by its arrival, under an input
         partition no record has (-1). Each entry's tag: (stage offset, coordinates)."""
         if src is None:
             self.unplaced += 1
             src = (-1, self.unplaced)
-        (self.late if late else self.early if early else self.ordered).hold(record, (offset, src), at)
+        (self.late if late else self.early if early else self.ordered).hold(order, record, (offset, src))
         held = self.srcs.get(key)
         if held is None:
             held = self.srcs[key] = set()
@@ -596,15 +601,18 @@ class Held:
     def pend(self, view: Any, coords_key: str) -> None:
         """Before a flush: each changed value records which of its key's held records are below its
         source coordinates (its records are applied in event-time order, not in arrival order)."""
+        srcs = self.srcs
         for key in view.changed():
             value = view.get(key)
-            if not isinstance(value, dict) or is_marker(key):
+            if type(value) is not dict:
                 continue
-            coords = value.get(coords_key)
-            pending = self.pending(key, coords) if coords and key in self.srcs else []
-            if pending:
-                value[PEND] = pending
-            elif PEND in value:
+            if key in srcs:
+                coords = value.get(coords_key)
+                pending = self.pending(key, coords) if coords and not is_marker(key) else None
+                if pending:
+                    value[PEND] = pending
+                    continue
+            if PEND in value and not is_marker(key):
                 del value[PEND]
 
     def pending(self, key: str, coords: dict[str, list[int]]) -> list[list[int]]:

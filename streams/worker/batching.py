@@ -145,6 +145,8 @@ class BatchView(MutableMapping[str, Any]):
 
     def __init__(self, table: Any) -> None:
         self._table = table
+        mapping = getattr(table.data, "mapping", None)  # the in-memory store's dict (streams.worker.store)
+        self._data: Any = table.data if mapping is None else mapping()
         self._cache: dict[str, Any] = {}
         self._dirty: set[str] = set()
 
@@ -158,7 +160,7 @@ class BatchView(MutableMapping[str, Any]):
         """Like dict.get — without the KeyError round trip of Mapping.get."""
         value = self._cache.get(key, _UNCACHED)
         if value is _UNCACHED:
-            value = self._cache[key] = self._table.data.get(key, _ABSENT)
+            value = self._cache[key] = self._data.get(key, _ABSENT)
         return default if value is _ABSENT else value
 
     def __setitem__(self, key: str, value: Any) -> None:
@@ -187,7 +189,7 @@ class BatchView(MutableMapping[str, Any]):
 
         Keys and values are JSON as the table's codec writes them (Faust reads them back on recovery).
         """
-        data, dumps = self._table.data, orjson.dumps
+        data, dumps = self._data, orjson.dumps
         records: list[tuple[bytes, bytes | None]] = []
         for key in self._dirty:
             value = self._cache[key]

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streams.eventtime import Entry
+from streams.eventtime import Entry, order_key
 from streams.worker.agents import PEND, Held, applied, took
 
 
@@ -22,7 +22,7 @@ def rec(kind: str, ts: float, ident: str, src: list[int] | None = None, key: str
 
 def hold(held: Held, record: dict[str, Any], offset: int, early: bool = False) -> None:
     src = record.get("src")
-    held.hold(record["akey"], record, offset, early, record["ts"], src=None if src is None else tuple(src))
+    held.hold(record["akey"], record, offset, early, order_key(record), src=None if src is None else tuple(src))
 
 
 def test_records_come_out_in_event_time_order_and_leave_the_holding() -> None:
