@@ -27,6 +27,7 @@ interval (`OncePerInterval`).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import logging
 import os
@@ -61,6 +62,12 @@ STAGE_BUFFER_MESSAGES = 2 * STAGE_BATCH_MESSAGES
 # per ~100,000 events here, ~0.15 s). Cycles (asyncio's futures and tracebacks) are still
 # collected, less often.
 GC_YOUNG = 200_000
+# glibc's allocator maps a block of at least this size on its own, and unmaps it when it is freed.
+# By default it raises that threshold to the largest block freed so far (up to 32 MiB): after the
+# first Kafka fetch response (several MB) is freed, the next ones are carved from the heap, which
+# cannot shrink below what is still in use above them. A fixed threshold gives them back.
+MAPPED_FROM = 1024 * 1024
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 
 
 @dataclass(frozen=True)
@@ -211,6 +218,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "warning",
     # aiokafka then builds a debug record per message sent. No spinner, no per-message logging.
     worker.spinner = None
     collect_less()
+    map_big_blocks()
     code: int | str | None = 0
     try:
         worker.execute_from_commandline()
@@ -229,6 +237,18 @@ def collect_less() -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(GC_YOUNG, middle, old)
+
+
+def map_big_blocks() -> bool:
+    """Before the worker runs, on glibc: blocks of `MAPPED_FROM` bytes or more go back to the system
+    when freed, so the resident size follows what the worker holds (see `MAPPED_FROM`); whether the
+    C library took the setting (False elsewhere: musl or macOS keep their own rules)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(M_MMAP_THRESHOLD, MAPPED_FROM))
 
 
 INTERVAL = 10.0  # seconds between two records of the same kind

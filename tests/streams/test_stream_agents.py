@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import subprocess
 import sys
 from collections.abc import Callable
@@ -305,6 +306,38 @@ def test_the_worker_keeps_what_it_loaded_at_start_out_of_the_collectors_scans() 
             "collect_less(); print(before, gc.get_freeze_count() > 10_000, gc.get_threshold()[0] == GC_YOUNG > 700)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.split() == ["0", "True", "True"]
+
+
+MAPPED = """
+import ctypes, sys
+from streams.worker.app import map_big_blocks
+
+class Info(ctypes.Structure):  # glibc's struct mallinfo2
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                                     "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+taken = map_big_blocks() if sys.argv[1] == "set" else None
+block = bytearray(4 << 20)  # a fetch response's size, freed, then another one
+del block
+block = bytearray(4 << 20)
+print(taken, libc.mallinfo2().hblkhd >= 4 << 20)
+"""
+
+
+@pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="glibc's allocator only")
+def test_the_worker_gives_big_blocks_back_to_the_system() -> None:
+    """`run_worker` calls `map_big_blocks`: a block as big as a Kafka fetch response is mapped on
+    its own (and unmapped when freed) even after one of its size was freed — where glibc, left to
+    itself, carves the second one from the heap."""
+    def run(mode: str) -> list[str]:
+        out = subprocess.run([sys.executable, "-c", MAPPED, mode], capture_output=True, text=True, check=True,
+                             timeout=60)
+        return out.stdout.split()
+
+    assert run("default") == ["None", "False"]
+    assert run("set") == ["True", "True"]
 
 
 @dataclass
