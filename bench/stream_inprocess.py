@@ -122,9 +122,9 @@ class Stages:
         router = self.router
         for start in range(0, len(lines), batch * take):
             for first in range(start, min(len(lines), start + batch * take), batch):
-                await router.handle([Message(lines[i], "input", 0, i)
-                                     for i in range(first, min(len(lines), first + batch))])
-                await router.report(input_report(1, dict(router.newest), set()))
+                routed = await router.route([Message(lines[i], "input", 0, i)
+                                             for i in range(first, min(len(lines), first + batch))])
+                await router.send(routed, input_report(1, dict(router.newest), set()))  # as ingest sends them
             await self.stages()
         await router.report(input_report(1, dict(router.newest), {0}))  # drained: idle, the rest is released
         for _ in range(3):  # actors release, forward accesses and report; projects release

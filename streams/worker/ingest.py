@@ -210,12 +210,12 @@ class Ingest:
 
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]
-        await self.router.handle(messages)
+        routed = await self.router.route(messages)
         self.routed += len(messages)
         now = asyncio.get_running_loop().time()
         for tp in batches:
             self.last_data[tp.partition] = now
-        await self.report()  # after the batch's records, on the same stage partitions
+        await self.router.send(routed, await self.progress())  # the progress after the batch's records
         await self.router.out.delivered()  # forwards and dead letters are on the broker before we commit
         offsets = {tp: records[-1].offset + 1 for tp, records in batches.items() if records}
         assert self.consumer is not None
@@ -233,14 +233,21 @@ class Ingest:
 
 
     async def report(self) -> None:
-        """Tell every stage partition the progress of this worker's input partitions, when it
-        changed. A partition caught up (position at its end offset) and silent for `idle_after`
-        seconds is reported idle: it no longer holds the watermark back."""
+        """Tell every stage partition the progress of this worker's input partitions, when it changed."""
+        record = await self.progress()
+        if record is not None:
+            await self.router.report(record)
+
+    async def progress(self) -> dict[str, Any] | None:
+        """The progress report of this worker's input partitions for every stage partition (None
+        when it has not changed since the last one). A partition caught up (position at its end
+        offset) and silent for `idle_after` seconds is reported idle: it no longer holds the
+        watermark back."""
         assert self.consumer is not None
         topic = self.settings.input_topic
         total = len(self.consumer.partitions_for_topic(topic) or ())
         if not total:
-            return
+            return None
         assigned = sorted(tp.partition for tp in self.consumer.assignment() if tp.topic == topic)
         now = asyncio.get_running_loop().time()
         for partition in assigned:
@@ -252,11 +259,11 @@ class Ingest:
         newest = self.router.newest
         at = {p: newest[p] for p in assigned if p in newest}
         if self.told == (total, at, idle):
-            return
-        await self.router.report(input_report(total, at, idle))
+            return None
         self.told = (total, at, idle)
         active = [ts for partition, ts in at.items() if partition not in idle]
         self.reports.append((min(active) if active else FIRST, self.routed))
+        return input_report(total, at, idle)
 
     async def _idle(self, quiet: list[int]) -> set[int]:
         """Which of the quiet partitions are caught up (asked of the broker now, not the last fetch)."""
@@ -307,7 +314,12 @@ class Router:
         self.newest: dict[int, float] = {}
 
     async def handle(self, messages: Sequence[Any]) -> None:
-        """Route a batch, in each input partition's order."""
+        """Route a batch, in each input partition's order, and send it."""
+        await self.send(await self.route(messages))
+
+    async def route(self, messages: Sequence[Any]) -> tuple[Lines, Lines]:
+        """A batch's records per stage partition of each stage topic (projects, actors), in each
+        input partition's order; what cannot be used goes to the dead letters."""
         projects: Lines = defaultdict(list)
         actors: Lines = defaultdict(list)
         parts, lateness, newest = self.partitions, self.lateness, self.newest
@@ -344,8 +356,14 @@ class Router:
         metrics.inc("sunset_stream_events_total", valid, stage="route")
         metrics.inc("sunset_stream_late_events_total", late, stage="route")
         metrics.inc("sunset_stream_batches_total", stage="route")
-        await self.out.forward(self.by_project, projects)
-        await self.out.forward(self.by_actor, actors)
+        return projects, actors
+
+    async def send(self, routed: tuple[Lines, Lines], report: dict[str, Any] | None = None) -> None:
+        """Routed records to the stage topics; `report`, when given, after them on every stage
+        partition (in the message of its last records, where it has some)."""
+        everywhere = range(self.partitions)
+        for topic, lines in zip((self.by_project, self.by_actor), routed, strict=True):
+            await self.out.forward(topic, lines, report, everywhere)
 
     async def report(self, record: dict[str, Any]) -> None:
         """A progress report to every partition of both stage topics."""

@@ -59,12 +59,17 @@ class Outputs:
             await self.send(self.findings_topic, orjson.dumps(finding.as_dict()), finding_id.encode())
             self.metrics.inc("sunset_stream_findings_total", kind=finding.kind)
 
-    async def forward(self, topic: Any, by_partition: Lines) -> None:
-        """Records (JSON lines) to a stage topic: one newline-delimited message per partition (and chunk)."""
+    async def forward(self, topic: Any, by_partition: Lines, report: dict[str, Any] | None = None,
+                      partitions: Iterable[int] = ()) -> None:
+        """Records (JSON lines) to a stage topic: one newline-delimited message per partition (and
+        chunk); and `report` (a progress record), when given, to each of `partitions` after its
+        records, in the message of its last ones (one message fewer per partition than a broadcast)."""
         count = 0
-        for partition, lines in sorted(by_partition.items()):
+        tail = None if report is None else orjson.dumps(report)
+        for partition in sorted(set(by_partition) | (set(partitions) if tail else set())):
+            lines = by_partition.get(partition, [])
             count += len(lines)
-            for message in chunk_lines(lines):
+            for message in chunk_lines(lines if tail is None else [*lines, tail]):
                 await self.send(topic, message, None, partition)
         self.metrics.inc("sunset_stream_forwarded_total", count, topic=topic.get_topic_name())
 

@@ -233,6 +233,28 @@ def test_router_forwards_by_key_and_dead_letters_the_rest() -> None:
     assert outputs.metrics.value("sunset_stream_forwarded_total", topic="by-project") == 1
 
 
+def test_the_progress_after_a_batch_rides_in_its_last_message_to_each_stage_partition() -> None:
+    """Ingest sends a batch's progress report after its records, in the same message on the stage
+    partitions that got records, alone on the others; the forwarded count is the records'."""
+    log: Sent = []
+    outputs = Outputs(Recorder("findings", log), Recorder("dead", log), Metrics())
+    router = Router(load_settings("dev", partitions=4), Recorder("by-project", log), Recorder("by-actor", log), outputs)
+    download = orjson.dumps(event("repository_download_operation", 1, project="a/b", author=5, ident=1))
+    report = input_report(1, {0: BASE + 1}, set())
+
+    async def batch() -> None:
+        await router.send(await router.route([Record(download)]), report)
+
+    asyncio.run(batch())
+    got = [(topic, partition, [orjson.loads(line)["event_type"] for line in value.split(b"\n")])
+           for topic, _, value, partition in log]
+    lines = {("by-project", partition_for("a/b", 4)), ("by-actor", partition_for("5", 4))}
+    assert got == [(topic, p, ["repository_download_operation", PROGRESS] if (topic, p) in lines else [PROGRESS])
+                   for topic in ("by-project", "by-actor") for p in range(4)]
+    assert [orjson.loads(value.split(b"\n")[-1]) for _, _, value, _ in log] == [report] * 8
+    assert outputs.metrics.value("sunset_stream_forwarded_total", topic="by-actor") == 1
+
+
 CLONE = {"custom_message": {"action": "git-upload-pack"}}
 ACTORS_CHANGELOG = f"{APP}-actors-changelog"
 
