@@ -249,13 +249,13 @@ def metrics(port: int) -> dict[str, float]:
     return out
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc; 0 elsewhere)."""
+def cpu_seconds(pid: int, system: bool = False) -> float:
+    """User + system CPU time of a process so far (`system`: the system part only; Linux /proc; 0 elsewhere)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[12]) + (0 if system else int(fields[11]))) / os.sysconf("SC_CLK_TCK")
 
 
 def get_json(url: str) -> Any:
@@ -339,6 +339,7 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     first: float | None = None
     first_cpu: list[float] = []
+    first_sys: list[float] = []
     waiting = "no progress yet"
     try:
         while True:
@@ -352,11 +353,13 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
                 continue
             if first is None and routed > 0:
                 first, first_cpu = time.perf_counter(), [cpu_seconds(proc.pid) for proc in procs]
+                first_sys = [cpu_seconds(proc.pid, system=True) for proc in procs]
             if first is not None:
                 pending = unsettled(ports, n, broker, app_id, doc)
                 if pending is None:
                     end = time.perf_counter()
                     cpu = [cpu_seconds(proc.pid) - c for proc, c in zip(procs, first_cpu, strict=True)]
+                    system = sum(cpu_seconds(p.pid, system=True) - c for p, c in zip(procs, first_sys, strict=True))
                     rss = [peak_rss_mb(proc.pid) for proc in procs]
                     m = [metrics(port) for port in ports]
                     break
@@ -373,7 +376,7 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
         if spy is not None:
             spy.wait(timeout=60)  # it writes its file once the worker is gone
     assert first is not None
-    return {"processing_s": end - first, "wall_s": end - launched, "cpu_s": cpu, "rss_mb": rss,
+    return {"processing_s": end - first, "wall_s": end - launched, "cpu_s": cpu, "system_s": system, "rss_mb": rss,
             "changelog_writes": sum(v for x in m for k, v in x.items()
                                     if k.startswith("sunset_stream_changelog_writes_total")),
             "batches": {stage: sum(x.get(f'sunset_stream_batches_total{{stage="{stage}"}}', 0) for x in m)
@@ -529,7 +532,8 @@ def print_worker_run(label: str, w: dict[str, Any], n: int, partitions: int, raw
     cpu = sum(w["cpu_s"])
     workers = len(w["cpu_s"])
     print(f"{label}: results equal the replay's; {wall:,.0f} events/s ({w['processing_s']:.2f} s processing, "
-          f"{w['wall_s']:.2f} s from start); CPU {' + '.join(f'{c:.2f}' for c in w['cpu_s'])} s = "
+          f"{w['wall_s']:.2f} s from start); CPU {' + '.join(f'{c:.2f}' for c in w['cpu_s'])} s "
+          f"(system {w['system_s']:.2f} s) = "
           f"{n / cpu:,.0f} events per CPU second; peak RSS {' / '.join(f'{r:.0f}' for r in w['rss_mb'])} MB; "
           f"{w['changelog_writes'] / n:.2f} changelog records per event; batches "
           f"{', '.join(f'{stage} {count:g}' for stage, count in w['batches'].items())}")
