@@ -49,7 +49,7 @@ class Recorder:
         self.spreads: list[float] = []
         self.out = Outputs()
 
-    async def handle(self, messages: list[Any]) -> None:
+    async def route(self, messages: list[Any]) -> None:
         for message in messages:
             ts = parse_time(json.loads(message.value)["created_at"])
             assert ts is not None
@@ -58,6 +58,10 @@ class Recorder:
         left = [p for p in range(PARTITIONS) if self.read[p] < PER_PARTITION]
         if left and all(p in self.newest for p in left):
             self.spreads.append(max(self.newest.values()) - min(self.newest[p] for p in left))
+
+    async def send(self, routed: None, report: dict[str, Any] | None) -> None:
+        if report is not None:
+            await self.report(report)
 
     async def report(self, record: dict[str, Any]) -> None:
         return None
