@@ -31,9 +31,22 @@ class Outputs:
         self.pending.append(await send_raw(topic, value, key, partition))
 
     async def delivered(self) -> None:
-        """Wait until the broker has every send so far; raise if it refused one."""
-        pending, self.pending = self.pending, []
-        await asyncio.gather(*(f for f in pending if f is not None))
+        """Wait until the broker has every send so far; raise if it refused one.
+
+        Ingest and both stages share these outputs, each in a task of its own, and each waits here
+        before it commits or stores what follows its sends. A send one of them waits for stays
+        pending for the others until the broker has it: taken off the list by the first to wait,
+        another side's later call would return before its own send is on the broker (its state could
+        then be stored without the findings or forwards it follows). A waiter that is cancelled does
+        not cancel the sends (`asyncio.wait`, not `gather`)."""
+        waiting = [future for future in self.pending if future is not None]
+        try:
+            if waiting:
+                await asyncio.wait(waiting)
+        finally:
+            self.pending = [future for future in self.pending if future is not None and not future.done()]
+        for future in waiting:
+            future.result()  # a refused send raises here
 
     async def dead_letter(self, message: Any, reason: str, payload: bytes | None = None,
                           element: int | None = None) -> None:
