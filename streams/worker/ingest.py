@@ -366,6 +366,5 @@ class Router:
             await self.out.forward(topic, lines, report, everywhere)
 
     async def report(self, record: dict[str, Any]) -> None:
-        """A progress report to every partition of both stage topics."""
-        for topic in (self.by_project, self.by_actor):
-            await self.out.broadcast(topic, range(self.partitions), record)
+        """A progress report to every partition of both stage topics (no records with it)."""
+        await self.send(({}, {}), record)
