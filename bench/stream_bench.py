@@ -281,10 +281,11 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def unsettled(ports: list[int], n: int, broker: str, prefix: str, doc: dict[str, Any]) -> str | None:
+def unsettled(ports: list[int], scraped: list[dict[str, float]], n: int, broker: str, prefix: str,
+              doc: dict[str, Any]) -> str | None:
     """What still differs from the replay document `doc` (None once every input message is routed and
-    the workers' tallies, together, and the findings topic equal the document's)."""
-    scraped = [metrics(port) for port in ports]
+    the workers' tallies, together, and the findings topic equal the document's); `scraped`: each
+    worker's metrics, just read."""
     routed = sum(m.get('sunset_stream_messages_total{stage="route"}', 0) for m in scraped)
     if routed < n:
         return f"{routed:g} of {n} messages routed"
@@ -344,8 +345,8 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
     first: float | None = None
     started = 0.0
     # CPU and processing time are counted from the last scrape that saw nothing routed yet (start-up
-    # done, no event read): scraped every few milliseconds until the first event is routed, so the
-    # routing of the first events is counted too.
+    # done, no event read): scraped every 20 ms until the first event is routed, so the routing of
+    # the first events is counted too; then twice a second (a scrape costs the worker a few ms).
     first_cpu: list[float] = []
     first_sys: list[float] = []
     waiting = "no progress yet"
@@ -357,22 +358,23 @@ def bench_workers(broker: str, topic: str, n: int, workers: int, partitions: int
             now, cpu_now = time.perf_counter(), [cpu_seconds(proc.pid) for proc in procs]
             sys_now = [cpu_seconds(proc.pid, system=True) for proc in procs]
             try:
-                routed = sum(metrics(port).get('sunset_stream_messages_total{stage="route"}', 0) for port in ports)
+                scraped = [metrics(port) for port in ports]
             except OSError:
-                time.sleep(0.005)
+                time.sleep(0.02)
                 continue
+            routed = sum(m.get('sunset_stream_messages_total{stage="route"}', 0) for m in scraped)
             if first is None:
                 if routed == 0 or not first_cpu:  # no baseline before the first event: the first answer's
                     started, first_cpu, first_sys = now, cpu_now, sys_now
                 if routed == 0:
-                    time.sleep(0.005)
+                    time.sleep(0.02)
                     continue
                 first = started
                 if first_cpu is cpu_now:
                     print(f"  (the worker routed {routed:g} events before it first answered: their CPU is not "
                           "counted)")
             if first is not None:
-                pending = unsettled(ports, n, broker, app_id, doc)
+                pending = unsettled(ports, scraped, n, broker, app_id, doc)
                 if pending is None:
                     end = time.perf_counter()
                     cpu = [cpu_seconds(proc.pid) - c for proc, c in zip(procs, first_cpu, strict=True)]
