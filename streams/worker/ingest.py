@@ -79,6 +79,7 @@ class Ingest:
         self.checked = float("-inf")
         self.stopping = asyncio.Event()  # set by `stop`: end after the batch under way is committed
         self.polled = float("-inf")  # when a batch was last asked of the consumer
+        self.held_back: set[int] = set()  # input partitions the last batch did not read: too far ahead (`aligned`)
         self.routed = self.acted = 0  # records routed; of them, those the stages have acted on
         # reports the stages have not acted on: (slowest active partition's newest time, records routed by then)
         self.reports: deque[tuple[float, int]] = deque()
@@ -185,8 +186,11 @@ class Ingest:
         ahead of the slowest of those. The stages hold every event until the slowest input partition
         has passed it (streams.eventtime), so a catch-up that read one partition far ahead of the
         others would pile its events up in the worker's memory; this keeps them in Kafka instead.
-        The slowest partition with records left is always read, so reading never stops."""
+        The slowest partition with records left is always read, so reading never stops. A partition
+        held back is not silent: its position may look like its end (the embedded broker's early end
+        offset), and reported idle the watermark would pass the records it still has."""
         assert self.consumer is not None
+        self.held_back = set()
         topic, newest = self.settings.input_topic, self.router.newest
         assigned = [tp for tp in self.consumer.assignment() if tp.topic == topic]
         if len(assigned) < 2:
@@ -206,7 +210,13 @@ class Ingest:
             return []
         limit = min(behind) + ahead_of_slowest(self.settings.allowed_lateness)
         read = [tp for tp in assigned if newest.get(tp.partition, FIRST) <= limit]
-        return [] if len(read) == len(assigned) else read
+        if len(read) == len(assigned):
+            return []
+        now = asyncio.get_running_loop().time()
+        self.held_back = {tp.partition for tp in assigned if newest.get(tp.partition, FIRST) > limit}
+        for partition in self.held_back:  # not silent (as in `wait_for_stages`): quiet only from now on
+            self.last_data[partition] = now
+        return read
 
     async def process(self, batches: dict[TopicPartition, list[Any]]) -> None:
         messages = [message for records in batches.values() for message in records]
@@ -255,7 +265,8 @@ class Ingest:
         idle = set() if self.told is None else {p for p in self.told[2] if p in assigned}
         if now - self.checked >= min(1.0, self.settings.idle_after / 4):  # at most once a second
             self.checked = now
-            idle = await self._idle([p for p in assigned if now - self.last_data[p] >= self.settings.idle_after])
+            idle = await self._idle([p for p in assigned if now - self.last_data[p] >= self.settings.idle_after
+                                     and p not in self.held_back])
         newest = self.router.newest
         at = {p: newest[p] for p in assigned if p in newest}
         if self.told == (total, at, idle):

@@ -272,3 +272,59 @@ def test_waiting_for_the_stages_is_not_the_inputs_silence(broker: EmbeddedBroker
     assert sum(recorder.read.values()) == total
     assert [read for read, idle in recorder.reports if idle] != []
     assert all(read == total for read, idle in recorder.reports if idle), recorder.reports  # idle only at its end
+
+
+class ReadRecorder(Recorder):
+    """A `Recorder` that keeps, with each progress report, how many records of each partition were
+    read by then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reports: list[tuple[dict[int, int], list[int]]] = []
+
+    async def report(self, record: dict[str, Any]) -> None:
+        self.reports.append((dict(self.read), record["idle"]))
+
+
+def test_a_partition_held_back_for_being_ahead_is_not_silent(broker: EmbeddedBroker) -> None:
+    """A partition ingest does not read because it is too far ahead in event time (`aligned`) is
+    not silent either: partition 0 starts 200 s after partition 1 and is held back while 1 catches
+    up, far longer than the idle time (50 ms here). Its position is past the end offset the embedded
+    broker reports (6: its last batch holds several records), so an idle check that counted the
+    hold as silence reports it idle with 980 of its 1,000 records unread (checked)."""
+    topic, early, late = "backlog-ahead", 3000, 1000
+    create_topic(broker.bootstrap, topic, 2)
+
+    async def produce() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=200, max_batch_size=1024 * 1024)
+        await producer.start()
+        try:
+            for n in range(late):
+                body = {"id": f"a{n}", "event_type": "repository_download_operation",
+                        "created_at": at(200 + n * SPACING), "entity_path": "g/ahead", "author_id": 7}
+                await producer.send(topic, json.dumps(body).encode(), partition=0)
+                if n == 4:
+                    await producer.flush()
+            for n in range(early):
+                body = {"id": f"b{n}", "event_type": "repository_download_operation",
+                        "created_at": at(n * SPACING), "entity_path": "g/behind", "author_id": 7}
+                await producer.send(topic, json.dumps(body).encode(), partition=1)
+            await producer.flush()
+        finally:
+            await producer.stop()
+
+    async def run() -> ReadRecorder:
+        recorder = ReadRecorder()
+        settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
+                                 batch_size=20, allowed_lateness=LATENESS, idle_after=0.05)
+        ingest = Ingest(settings, recorder)  # type: ignore[arg-type] - only what ingest calls
+        await ingest_until(ingest, lambda: recorder.read == {0: late, 1: early}
+                           and any(idle == [0, 1] for _, idle in recorder.reports))
+        return recorder
+
+    asyncio.run(produce())
+    recorder = asyncio.run(run())
+    assert recorder.read == {0: late, 1: early}
+    assert [read for read, idle in recorder.reports if 0 in idle] != []
+    assert all(read.get(0) == late for read, idle in recorder.reports if 0 in idle), [
+        (read, idle) for read, idle in recorder.reports if 0 in idle][:3]
