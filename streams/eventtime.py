@@ -148,7 +148,8 @@ def _monotonic(progress: dict[str, Any], name: str, mark: float | None) -> float
 def all_idle(progress: dict[str, Any]) -> bool:
     """Whether every input partition is idle (the input's watermark is just above its newest time)."""
     part = progress["input"]
-    return part["n"] is not None and len(part["idle"]) >= part["n"]
+    idle = set(part["idle"])
+    return part["n"] is not None and all(str(source) in idle for source in range(part["n"]))
 
 
 def watermarks(progress: dict[str, Any], lateness: float, stage: str) -> tuple[float, float]:
