@@ -1,9 +1,10 @@
 """Issue 27, the work per line and per file is bounded: at most `MAX_PER_LINE` findings on one line
 and `MAX_PER_FILE` in one file are reported, with one warning saying how many more were left out.
 Each crafted input of the issue (near the default 2 MiB file limit) runs in a subprocess that
-reports its own CPU time and peak memory; the budget — 5 s of CPU, 500 MB — catches a blow-up (the
-issue measured 3.6–6.0 GB and minutes on these), it measures no speed. CPU time, not wall time:
-the machine is shared, and a neighbour's load stretches wall time but not the work done.
+reports its own CPU time and peak memory; the budget — 15 s of CPU, 500 MB — catches a blow-up (the
+issue measured 3.6–6.0 GB and minutes on these), it measures no speed: the costliest input, the
+1.5 MB Dockerfile `RUN` line, takes 2.9–4.1 s alone and took 5.4 s on a loaded machine. CPU time,
+not wall time: a neighbour's load stretches wall time far more than the work done.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from scanner.engine.findings import MAX_PER_FILE, MAX_PER_LINE
 from conftest import sunset
 
 ROOT = Path(__file__).resolve().parent.parent
-CPU_BUDGET_S = 5.0
+CPU_BUDGET_S = 15.0
 RSS_BUDGET_KB = 500 * 1024
 SIZE = 1_500_000  # bytes of each crafted file (the default limit is 2 MiB)
 
