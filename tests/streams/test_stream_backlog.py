@@ -81,6 +81,28 @@ async def produce_backlog(bootstrap: str, topic: str) -> None:
         await producer.stop()
 
 
+async def produce_downloads(bootstrap: str, topic: str,
+                            runs: list[tuple[int, str, float, int, int | None]]) -> None:
+    """Per (partition, project, first second, count, alone): `count` downloads of `project`
+    `SPACING` apart from that second, the first `alone` of them (when given) flushed as a record
+    batch of their own, the rest lingering into larger batches: the partition ends in a
+    multi-record batch (the embedded broker then reports its end offset as that batch's first
+    offset + 1)."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=200, max_batch_size=1024 * 1024)
+    await producer.start()
+    try:
+        for partition, project, first, count, alone in runs:
+            for n in range(count):
+                body = {"id": f"{partition}-{n}", "event_type": "repository_download_operation",
+                        "created_at": at(first + n * SPACING), "entity_path": project, "author_id": 7}
+                await producer.send(topic, json.dumps(body).encode(), partition=partition)
+                if n + 1 == alone:
+                    await producer.flush()
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
 async def ingest_until(ingest: Ingest, done: Callable[[], bool], lagging: float = 0.0,
                        step: Callable[[], None] | None = None) -> None:
     """Run `ingest` for `lagging` seconds, then (doing `step` each time) until `done`; then stop it."""
@@ -240,20 +262,6 @@ def test_waiting_for_the_stages_is_not_the_inputs_silence(broker: EmbeddedBroker
     topic, total = "backlog-quiet", 1000
     create_topic(broker.bootstrap, topic, 1)
 
-    async def produce() -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=200, max_batch_size=1024 * 1024)
-        await producer.start()
-        try:
-            for n in range(total):
-                body = {"id": str(n), "event_type": "repository_download_operation", "created_at": at(n * SPACING),
-                        "entity_path": "g/p", "author_id": 7}
-                await producer.send(topic, json.dumps(body).encode(), partition=0)
-                if n == 49:
-                    await producer.flush()
-            await producer.flush()
-        finally:
-            await producer.stop()
-
     async def run() -> ReportRecorder:
         recorder, stages = ReportRecorder(), Stages(parse_time(at(0)), HELD_BUDGET + 1)
         settings = backlog_settings(broker, topic)
@@ -267,7 +275,7 @@ def test_waiting_for_the_stages_is_not_the_inputs_silence(broker: EmbeddedBroker
                            and any(idle for _, idle in recorder.reports), 2 * settings.idle_after + 1, catch_up)
         return recorder
 
-    asyncio.run(produce())
+    asyncio.run(produce_downloads(broker.bootstrap, topic, [(0, "g/p", 0.0, total, 50)]))
     recorder = asyncio.run(run())
     assert sum(recorder.read.values()) == total
     assert [read for read, idle in recorder.reports if idle] != []
@@ -295,24 +303,6 @@ def test_a_partition_held_back_for_being_ahead_is_not_silent(broker: EmbeddedBro
     topic, early, late = "backlog-ahead", 3000, 1000
     create_topic(broker.bootstrap, topic, 2)
 
-    async def produce() -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=200, max_batch_size=1024 * 1024)
-        await producer.start()
-        try:
-            for n in range(late):
-                body = {"id": f"a{n}", "event_type": "repository_download_operation",
-                        "created_at": at(200 + n * SPACING), "entity_path": "g/ahead", "author_id": 7}
-                await producer.send(topic, json.dumps(body).encode(), partition=0)
-                if n == 4:
-                    await producer.flush()
-            for n in range(early):
-                body = {"id": f"b{n}", "event_type": "repository_download_operation",
-                        "created_at": at(n * SPACING), "entity_path": "g/behind", "author_id": 7}
-                await producer.send(topic, json.dumps(body).encode(), partition=1)
-            await producer.flush()
-        finally:
-            await producer.stop()
-
     async def run() -> ReadRecorder:
         recorder = ReadRecorder()
         settings = load_settings("dev", broker=broker.url, input_topic=topic, app_id=f"{topic}-app",
@@ -322,7 +312,8 @@ def test_a_partition_held_back_for_being_ahead_is_not_silent(broker: EmbeddedBro
                            and any(idle == [0, 1] for _, idle in recorder.reports))
         return recorder
 
-    asyncio.run(produce())
+    asyncio.run(produce_downloads(broker.bootstrap, topic, [(0, "g/ahead", 200.0, late, 5),
+                                                            (1, "g/behind", 0.0, early, None)]))
     recorder = asyncio.run(run())
     assert recorder.read == {0: late, 1: early}
     assert [read for read, idle in recorder.reports if 0 in idle] != []
