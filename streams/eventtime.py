@@ -14,10 +14,8 @@ id, arrival), whatever the batches and releases.
   is, the watermark moves to the newest event time read, so the last events' findings come out.
 * The project stage also waits for the actor stage: its watermark is the lower of the input's and
   of every actor partition's released watermark, so the accesses an actor partition releases are
-  in the project's hands before the project releases events of the same time; once every input
-  partition is idle and every actor partition has released to the input's watermark, it passes
-  that watermark (`watermarks`). Downloads, which no access can affect, are released by the
-  input's watermark alone (`Registry.project_early`).
+  in the project's hands before the project releases events of the same time. Downloads, which
+  no access can affect, are released by the input's watermark alone (`Registry.project_early`).
 * An event is *late* when it is more than the allowed lateness older than the newest event read
   before it from the same input partition (the replay: from the same file). It is applied as of
   that bound — its `ts` becomes the newest time read minus the lateness, `late` keeps its own —
@@ -145,31 +143,14 @@ def _monotonic(progress: dict[str, Any], name: str, mark: float | None) -> float
     return mark
 
 
-def all_idle(progress: dict[str, Any]) -> bool:
-    """Whether every input partition is idle (the input's watermark is just above its newest time)."""
-    part = progress["input"]
-    idle = set(part["idle"])
-    return part["n"] is not None and all(str(source) in idle for source in range(part["n"]))
-
-
 def watermarks(progress: dict[str, Any], lateness: float, stage: str) -> tuple[float, float]:
     """The stage partition's watermarks — the input's, and the one that also waits for the actor
-    stage (the same in the actor stage); neither goes back (`released*` remember the highest).
-
-    When every input partition is idle and every actor partition has released to the input's
-    watermark, the project stage's passes it: the actor stage has applied everything it held,
-    those stamped at that watermark too (late at the actor stage, applied as of it), and forwarded
-    their accesses ahead of its report; nothing else is coming to wait for."""
+    stage (the same in the actor stage); neither goes back (`released*` remember the highest)."""
     mark = input_watermark(progress, lateness)
     first = _monotonic(progress, "released_input", mark)
     if stage == "project" and mark is not None:
         actors = actors_watermark(progress)
-        if actors is None:
-            mark = None
-        elif actors >= mark and all_idle(progress):
-            mark = nextafter(mark, inf)
-        else:
-            mark = min(mark, actors)
+        mark = None if actors is None else min(mark, actors)
     return first, _monotonic(progress, "released", mark)
 
 

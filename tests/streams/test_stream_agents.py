@@ -22,7 +22,7 @@ from streams.eventtime import PROGRESS, actors_report, input_report, progress_ke
 from streams.metrics import Metrics
 from streams.settings import load_settings
 from streams.stages import project_stage
-from streams.worker.agents import ActorHandler, Outputs, ProjectHandler, held_events, lowest_released
+from streams.worker.agents import ActorHandler, Outputs, ProjectHandler, lowest_released
 from streams.worker.app import create_app
 from streams.worker.batching import MARKER_PREFIX, encode_lines, is_marker, partition_for
 from streams.worker.ingest import Router
@@ -397,8 +397,7 @@ def test_the_lowest_watermark_released_is_what_ingest_waits_for(tmp_path: Path, 
         return seen
 
     seen = asyncio.run(scenario())
-    # partition 2: everything quiet and the actor stage there too: past the input's watermark
-    assert seen == [None, nextafter(nextafter(BASE + 9, inf), inf), BASE + 3, BASE + 3, nextafter(BASE + 7, inf)]
+    assert seen == [None, nextafter(BASE + 9, inf), BASE + 3, BASE + 3, nextafter(BASE + 7, inf)]
 
 
 def sourced(raw: dict[str, Any], src: list[int]) -> dict[str, Any]:
@@ -440,49 +439,3 @@ def test_a_record_the_stored_state_applied_is_skipped_by_a_worker_that_never_saw
     value = after.tables["projects"].data["a/x"]
     assert (value["downloads"], value["src"]) == (  # the first once, the second once
         {"repository_download_operation": 2, "public_repository_download_operation": 0}, {"0": [6, 0]})
-
-
-@pytest.mark.parametrize("slow_actor", [False, True])
-def test_an_access_stamped_at_the_final_watermark_is_applied_once_the_stream_is_quiet(
-        tmp_path: Path, sent: Sent, slow_actor: bool) -> None:
-    """Every input partition idle, the watermark just above the newest event: an event on a project
-    that reaches the actor stage behind it is applied as of it, and its job-token access keeps that
-    time. Once every actor partition has released to the same mark, the project stage applies it
-    too (a gap), instead of holding it until the next input; while one actor partition is behind
-    (`slow_actor`), it waits for it."""
-    app = new_app(tmp_path)
-    settings = app.sunset_settings
-    outputs = Outputs(app.topic(f"{APP}-findings"), app.topic(f"{APP}-dead"), Metrics())
-    by_project = f"{APP}-by-project"
-    projects = ProjectHandler(settings, app.tables["projects"], outputs)
-    actors = ActorHandler(settings, app.tables["actors"], app.topic(by_project), outputs)
-    quiet = input_report(1, {0: BASE + 10}, {0})  # the one input partition idle at 10 s
-    final = nextafter(BASE + 10, inf)
-    login = sourced(event("user_authenticated_using_job_token", 9, project="a/deploy", author=7, ip="10.1.1.1",
-                          ident="l1"), [0, 0, 0])
-    behind = sourced(event("job_artifact_downloaded", 5, project="a/shared", author=7, ip="10.1.1.1", ident=31),
-                     [0, 1, 0])
-    a, q = partition_for("7", 4), partition_for("a/shared", 4)
-
-    async def scenario() -> None:
-        actor_messages = [encode_lines([login, quiet])[0], encode_lines([behind, quiet])[0]]
-        for offset, message in enumerate(actor_messages):
-            await actors.handle([StageEvent(Record(message, f"{APP}-by-actor", a, offset))])
-        forwarded = [v for t, _, v, p in sent if t == by_project and p == q]
-        others = {p: BASE + 3 if slow_actor and p != a else final for p in range(4) if p != a}
-        messages = [encode_lines([quiet, actors_report(4, others)])[0], *forwarded]
-        await projects.handle([StageEvent(Record(m, by_project, q, offset)) for offset, m in enumerate(messages)])
-
-    asyncio.run(scenario())
-    accesses = [orjson.loads(line) for t, _, v, p in sent if t == by_project and p == q for line in v.split(b"\n")
-                if orjson.loads(line)["event_type"] != PROGRESS]
-    assert [(r["id"], r["ts"]) for r in accesses] == [("access:31", final)]  # applied as of the final mark
-    gaps = app.tables["projects"].data.get("a/shared", {}).get("gaps", {})
-    if slow_actor:
-        assert (held_events(projects), gaps) == (1, {})
-    else:
-        assert held_events(projects) == 0
-        # the project stage had passed the final mark on the actor partition's first report (all quiet):
-        # the access, behind it, is applied as of its watermark, just above
-        assert [(g["source"], g["count"], g["first_ts"]) for g in gaps.values()] == [
-            ("a/deploy", 1, nextafter(final, inf))]

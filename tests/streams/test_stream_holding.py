@@ -4,13 +4,12 @@ skips or holds again."""
 
 from __future__ import annotations
 
-from math import inf, nextafter
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streams.eventtime import Entry, actors_report, input_report, merge, new_progress, order_key, watermarks
+from streams.eventtime import Entry, order_key
 from streams.worker.agents import PEND, Held, applied, took
 
 
@@ -50,23 +49,6 @@ def test_early_types_go_by_the_input_watermark() -> None:
     assert held.marker((60.0, 30.0)) == {"held": 0, "upto": [60.0, 30.0]}
     assert held.release(60.0, 40.0, "akey") == []  # a release takes what is before its watermark, not at it
     assert [e[2] for e in held.release(60.0, 40.5, "akey")] == ["x"]
-
-
-def progress(idle: set[int], actors: dict[int, float]) -> dict[str, Any]:
-    """Two input partitions read to 10 s and 12 s (`idle` of them idle), and two actor partitions'
-    released watermarks."""
-    out = new_progress()
-    merge(out, input_report(2, {0: 10.0, 1: 12.0}, idle))
-    merge(out, actors_report(2, actors))
-    return out
-
-
-def test_the_project_stage_passes_the_inputs_watermark_once_everything_is_quiet() -> None:
-    top = nextafter(12.0, inf)  # every input partition idle: just above the newest time read
-    assert watermarks(progress({0, 1}, {0: top, 1: top}), 5.0, "project") == (top, nextafter(top, inf))
-    assert watermarks(progress({0, 1}, {0: top, 1: top}), 5.0, "actor") == (top, top)
-    assert watermarks(progress({0, 1}, {0: top, 1: 11.0}), 5.0, "project") == (top, 11.0)  # an actor behind
-    assert watermarks(progress({1}, {0: top, 1: top}), 5.0, "project") == (5.0, 5.0)  # an input active
 
 
 def test_a_record_without_coordinates_still_keeps_its_key_held() -> None:
