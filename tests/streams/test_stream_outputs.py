@@ -5,6 +5,7 @@ wait for, and a refused send raises for whoever waits for it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -30,16 +31,20 @@ class Broker:
         return future
 
 
-def outputs(broker: Broker) -> Outputs:
-    return Outputs(broker, broker, Metrics())
+def after_one_send(payload: bytes, then: Callable[[Broker, Outputs], Awaitable[None]]) -> None:
+    """Run `then` once one send of `payload` is under way (its delivery future not completed)."""
+    broker = Broker()
+    out = Outputs(broker, broker, Metrics())
+
+    async def scenario() -> None:
+        await out.send(broker, payload)
+        await then(broker, out)
+
+    asyncio.run(scenario())
 
 
 def test_a_side_waits_for_its_own_send_when_another_side_waited_first() -> None:
-    broker = Broker()
-    out = outputs(broker)
-
-    async def scenario() -> None:
-        await out.send(broker, b"a stage's forward")
+    async def then(broker: Broker, out: Outputs) -> None:
         ingest = asyncio.create_task(out.delivered())  # ingest waits for every send so far
         await asyncio.sleep(0)
         stage = asyncio.create_task(out.delivered())  # then the stage, before it stores its state
@@ -49,15 +54,11 @@ def test_a_side_waits_for_its_own_send_when_another_side_waited_first() -> None:
         await asyncio.wait_for(asyncio.gather(ingest, stage), 5)
         assert out.pending == []
 
-    asyncio.run(scenario())
+    after_one_send(b"a stage's forward", then)
 
 
 def test_a_cancelled_waiter_leaves_the_send_to_the_others() -> None:
-    broker = Broker()
-    out = outputs(broker)
-
-    async def scenario() -> None:
-        await out.send(broker, b"findings")
+    async def then(broker: Broker, out: Outputs) -> None:
         first = asyncio.create_task(out.delivered())
         await asyncio.sleep(0)
         first.cancel()
@@ -69,15 +70,11 @@ def test_a_cancelled_waiter_leaves_the_send_to_the_others() -> None:
         broker.futures[0].set_result(None)
         await asyncio.wait_for(second, 5)
 
-    asyncio.run(scenario())
+    after_one_send(b"findings", then)
 
 
 def test_a_refused_send_raises_for_each_side_that_waits_for_it() -> None:
-    broker = Broker()
-    out = outputs(broker)
-
-    async def scenario() -> None:
-        await out.send(broker, b"a dead letter")
+    async def then(broker: Broker, out: Outputs) -> None:
         waiters = [asyncio.create_task(out.delivered()) for _ in range(2)]
         await asyncio.sleep(0)
         broker.futures[0].set_exception(RuntimeError("refused"))
@@ -86,4 +83,4 @@ def test_a_refused_send_raises_for_each_side_that_waits_for_it() -> None:
                 await waiter
         await out.delivered()  # nothing pending any more: a later wait returns
 
-    asyncio.run(scenario())
+    after_one_send(b"a dead letter", then)
