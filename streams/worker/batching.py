@@ -33,7 +33,7 @@ async def send_raw(topic: Any, value: bytes | None, key: bytes | None = None, pa
     return await topic.app.producer.send(topic.get_topic_name(), key, value, partition, None, None)
 
 
-async def send_records(topic: Any, partition: int, records: list[tuple[bytes, bytes | None]]) -> list[Any]:
+async def send_records(topic: Any, partition: int, records: Iterable[tuple[bytes, bytes | None]]) -> list[Any]:
     """(key, value) records to one partition of `topic` in whole record batches (each up to the
     producer's batch size); the batches' delivery futures.
 
@@ -188,19 +188,24 @@ class BatchView(MutableMapping[str, Any]):
         send futures.
 
         Keys and values are JSON as the table's codec writes them (Faust reads them back on recovery).
+        Each key is stored, then encoded and handed to the producer's batch, one at a time: orjson
+        (from 3.12) gives every result a buffer of at least 4 KiB, so a flush that encoded every
+        changed key first would hold ~8 KiB per key until the last was encoded.
         """
-        data, dumps = self._data, orjson.dumps
-        records: list[tuple[bytes, bytes | None]] = []
-        for key in self._dirty:
-            value = self._cache[key]
-            if value is _ABSENT:
-                data.pop(key, None)
-                records.append((dumps(key), None))
-            else:
-                data[key] = value
-                records.append((dumps(key), dumps(value)))
-        self._dirty.clear()
-        return len(records), await send_records(self._table.changelog_topic, partition, records)
+        data, dumps, cache = self._data, orjson.dumps, self._cache
+        dirty, self._dirty = self._dirty, set()
+
+        def records() -> Iterator[tuple[bytes, bytes | None]]:
+            for key in dirty:
+                value = cache[key]
+                if value is _ABSENT:
+                    data.pop(key, None)
+                    yield dumps(key), None
+                else:
+                    data[key] = value
+                    yield dumps(key), dumps(value)
+
+        return len(dirty), await send_records(self._table.changelog_topic, partition, records())
 
     async def mark(self, partition: int, written: int, following: int | None = None,
                    extra: dict[str, Any] | None = None) -> Any:
