@@ -68,27 +68,19 @@ class Recorder:
 
 
 async def produce_backlog(bootstrap: str, topic: str) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
-    await producer.start()
-    try:
-        for partition in range(PARTITIONS):  # one partition after the other: a backlog on each
-            for n in range(PER_PARTITION):
-                body = {"id": f"{partition}-{n}", "event_type": "repository_download_operation",
-                        "created_at": at(n * SPACING), "entity_path": f"g/p{partition}", "author_id": 7}
-                await producer.send(topic, json.dumps(body).encode(), partition=partition)
-        await producer.flush()
-    finally:
-        await producer.stop()
+    """`PER_PARTITION` downloads on each input partition, one partition after the other."""
+    await produce_downloads(bootstrap, topic, [(p, f"g/p{p}", 0.0, PER_PARTITION, None) for p in range(PARTITIONS)],
+                            linger_ms=20, max_batch_size=16384)  # aiokafka's default batch size
 
 
-async def produce_downloads(bootstrap: str, topic: str,
-                            runs: list[tuple[int, str, float, int, int | None]]) -> None:
+async def produce_downloads(bootstrap: str, topic: str, runs: list[tuple[int, str, float, int, int | None]],
+                            linger_ms: int = 200, max_batch_size: int = 1024 * 1024) -> None:
     """Per (partition, project, first second, count, alone): `count` downloads of `project`
     `SPACING` apart from that second, the first `alone` of them (when given) flushed as a record
     batch of their own, the rest lingering into larger batches: the partition ends in a
     multi-record batch (the embedded broker then reports its end offset as that batch's first
     offset + 1)."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=200, max_batch_size=1024 * 1024)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=linger_ms, max_batch_size=max_batch_size)
     await producer.start()
     try:
         for partition, project, first, count, alone in runs:
