@@ -194,6 +194,7 @@ class BatchView(MutableMapping[str, Any]):
         """
         data, dumps, cache = self._data, orjson.dumps, self._cache
         dirty, self._dirty = self._dirty, set()
+        put = getattr(data, "put_encoded", None)  # the RocksDB store keeps the bytes (streams.worker.store.Store)
 
         def records() -> Iterator[tuple[bytes, bytes | None]]:
             for key in dirty:
@@ -202,8 +203,12 @@ class BatchView(MutableMapping[str, Any]):
                     data.pop(key, None)
                     yield dumps(key), None
                 else:
-                    data[key] = value
-                    yield dumps(key), dumps(value)
+                    raw = dumps(value)
+                    if put is None:
+                        data[key] = value
+                    else:
+                        put(key, value, raw)
+                    yield dumps(key), raw
 
         return len(dirty), await send_records(self._table.changelog_topic, partition, records())
 

@@ -76,13 +76,19 @@ class Store(rocksdb.Store):
       that is not there is absent without a database read, and `keys()`, `items()`, `len()` (the
       views, `/metrics`, the actor sweep) walk them instead of decoding every key of the
       database, and take the values the cache has: only the others are read and decoded.
-    * a write stays in the cache (`_dirty`) until its partition's applied changelog offset is
+    * a write stays in memory (`_dirty`) until its partition's applied changelog offset is
       recorded (`set_persisted_offset`, every `PERSIST_EVERY` s), the value leaves the cache or a
       partition is revoked: then the key's latest value is written once, however many batches
       changed it meanwhile. (A flush changes a key's whole value, often kilobytes: written through,
-      each batch would pay its encoding, the WAL, the memtable and the compactions that follow.)
-      What a stop or a SIGKILL leaves unwritten was not recorded as applied: the restart reads it
-      from the changelog, from the offset recorded after the writes it covers.
+      each batch would pay the WAL, the memtable and the compactions that follow.) What a stop or
+      a SIGKILL leaves unwritten was not recorded as applied: the restart reads it from the
+      changelog, from the offset recorded after the writes it covers.
+    * what is written is the value *as it was stored*, encoded then (`put_encoded`: the bytes its
+      changelog record carries), not the object the cache holds: the stages change that object in
+      place while the next batch runs, and a value half-way through a batch — records applied
+      that no changelog record has yet, without the held records below its source coordinates
+      (`streams.worker.agents.Held.pend`) — would, once its offset is recorded, make a restart
+      skip records as applied that never were.
 
     The changelog records that recovery or a standby applies replace what the cache holds of their keys.
     """
@@ -93,18 +99,19 @@ class Store(rocksdb.Store):
         super().__init__(*args, **kwargs)
         self._values: OrderedDict[Any, Any] = OrderedDict()  # decoded key -> decoded value, least recent first
         self._keys: dict[int, dict[Any, None]] = {}  # partition -> its keys (decoded), in database then write order
-        self._dirty: dict[int, dict[Any, None]] = {}  # partition -> keys written here, not yet to its database
+        self._dirty: dict[int, dict[Any, bytes]] = {}  # partition -> key -> value as stored, not yet in its database
 
     def _remember(self, key: Any, value: Any) -> None:
         values = self._values
         values[key] = value
         values.move_to_end(key)
         if len(values) > self.CACHED:
-            old, old_value = values.popitem(last=False)
+            old, _ = values.popitem(last=False)
             partition = self._partition_of(old)
             dirty = self._dirty.get(partition)
-            if dirty is not None and dirty.pop(old, _MISSING) is not _MISSING:
-                self._db_for_partition(partition).put(orjson.dumps(old), orjson.dumps(old_value))
+            stored = None if dirty is None else dirty.pop(old, None)
+            if stored is not None:
+                self._db_for_partition(partition).put(orjson.dumps(old), stored)
 
     def _write_dirty(self, partition: int, keys: Iterable[Any] | None = None) -> int:
         """Write a partition's changed keys (`keys` of them: all by default) to its database; how many."""
@@ -112,10 +119,9 @@ class Store(rocksdb.Store):
         if not dirty:
             return 0
         todo = list(dirty) if keys is None else [key for key in keys if key in dirty]
-        db, values = self._db_for_partition(partition), self._values
+        db = self._db_for_partition(partition)
         for key in todo:
-            db.put(orjson.dumps(key), orjson.dumps(values[key]))
-            del dirty[key]
+            db.put(orjson.dumps(key), dirty.pop(key))
         return len(todo)
 
     def _write_all_dirty(self) -> None:
@@ -186,12 +192,17 @@ class Store(rocksdb.Store):
         return key in self._values or key in self._keys_of(self._partition_of(key))
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        self.put_encoded(key, value, orjson.dumps(value))
+
+    def put_encoded(self, key: Any, value: Any, raw: bytes) -> None:
+        """Store `value`, whose encoding (as its changelog record carries it) is `raw`: what the
+        database gets, whatever becomes of the object meanwhile (see the class)."""
         partition = self._partition_of(key)
         self._keys_of(partition)[key] = None
         dirty = self._dirty.get(partition)
         if dirty is None:
             dirty = self._dirty[partition] = {}
-        dirty[key] = None
+        dirty[key] = bytes(memoryview(raw))  # a copy of its size: orjson's results hold at least 4 KiB each
         self._remember(key, value)
 
     def __delitem__(self, key: Any) -> None:

@@ -168,6 +168,35 @@ def test_a_kill_loses_only_what_the_changelog_after_the_recorded_offset_holds(tm
     close(store)
 
 
+def test_a_value_changed_in_place_after_it_was_stored_is_written_as_stored(tmp_path: Path) -> None:
+    """The stages change the value objects the store hands out in place while a batch runs, and
+    store them again at its flush (with the source coordinates of what they applied, and which of
+    their held records are below them). What RocksDB gets is a value as it was stored — never one
+    half-way through the next batch: recorded as applied, that one would say records were applied
+    that the changelog never got, and a restart after a SIGKILL would skip them (downloads lost,
+    accesses counted twice)."""
+    store = open_store(tmp_path)
+    store.CACHED = 2
+    topic = store.table.changelog_topic.get_topic_name()
+    partition = store._partition_of("busy/repo")
+    value = {"tally": 10, "src": {"1": [100, 0]}, "pend": [[1, 90, 0]]}
+    store["busy/repo"] = value  # a flush stores it
+    mid_batch = store.get("busy/repo")  # the next batch reads it ...
+    assert mid_batch is value
+    mid_batch["tally"] = 12  # ... and applies two more records, not yet its flush's
+    mid_batch["src"]["1"] = [130, 0]
+    store.set_persisted_offset(TP(topic, partition), 5)  # the store records its offset meanwhile
+    assert on_disk(store)["busy/repo"] == {"tally": 10, "src": {"1": [100, 0]}, "pend": [[1, 90, 0]]}
+    mid_batch["tally"] = 13
+    for i in range(3):  # the value leaves the small cache while the batch still changes it
+        store[f"g/p{i}"] = {"i": i}
+    assert on_disk(store)["busy/repo"] == {"tally": 10, "src": {"1": [100, 0]}, "pend": [[1, 90, 0]]}
+    store["busy/repo"] = mid_batch  # the batch's flush
+    store.set_persisted_offset(TP(topic, partition), 9)
+    assert on_disk(store)["busy/repo"] == {"tally": 13, "src": {"1": [130, 0]}, "pend": [[1, 90, 0]]}
+    close(store)
+
+
 def test_values_past_the_cache_are_read_from_the_databases(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     store.CACHED = 2
