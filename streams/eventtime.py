@@ -14,8 +14,10 @@ id, arrival), whatever the batches and releases.
   is, the watermark moves to the newest event time read, so the last events' findings come out.
 * The project stage also waits for the actor stage: its watermark is the lower of the input's and
   of every actor partition's released watermark, so the accesses an actor partition releases are
-  in the project's hands before the project releases events of the same time. Downloads, which
-  no access can affect, are released by the input's watermark alone (`Registry.project_early`).
+  in the project's hands before the project releases events of the same time. Types that no
+  detector reading accesses reads would be released by the input's watermark alone
+  (`Registry.project_early`); there are none today (the allowlist-gap detector reads downloads
+  for a project's visibility), so every project event waits for the actor stage.
 * An event is *late* when it is more than the allowed lateness older than the newest event read
   before it from the same input partition (the replay: from the same file). It is applied as of
   that bound — its `ts` becomes the newest time read minus the lateness, `late` keeps its own —
