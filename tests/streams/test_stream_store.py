@@ -115,18 +115,22 @@ def test_rocksdb_store_restarts_from_its_own_state_after_sigkill(broker: Embedde
 # gaps counted once or twice too often): the store wrote RocksDB the value objects the next batch was
 # changing in place, so a value could say records were applied that no changelog record had, and the
 # restart skipped them. It now writes each value as stored (test_stream_store_keys).
+# With 500 s of lateness, thousands of events are held at the kill: read again from the stage topics,
+# judged against values RocksDB has (source coordinates, pending records) and the changelog's tail.
+@pytest.mark.parametrize("lateness", [None, 500.0], ids=["in-order", "held"])
 def test_rocksdb_store_killed_with_unwritten_changes_restarts_to_the_replays_results(
-        broker: EmbeddedBroker, tmp_path: Path) -> None:
+        broker: EmbeddedBroker, tmp_path: Path, lateness: float | None) -> None:
     """The store writes a changed key to RocksDB when its partition's offset is recorded, not at
     every flush: a SIGKILL in the middle of the stream, after offsets were recorded and with
     changelog records past them, leaves changes only the changelog has; the restart on the same
     data dir reads them from there and ends with the replay's results."""
     seed = [json.dumps(record).encode() for record in snapshot_records(snapshot())]
     lines = generate(SEED + 1, busy=100_000)  # long enough to see offsets recorded (every 5 s) mid-stream
-    doc = replay_lines([line + b"\n" for line in lines], limits(), snapshot_records(snapshot()))
-    app = "rockskill"
-    worker = Worker(broker, app, tmp_path / "worker", partitions=PARTITIONS, SUNSET_STORE="rocksdb://",
-                    SUNSET_BATCH_SIZE="500")
+    late = {} if lateness is None else {"allowed_lateness": lateness}
+    doc = replay_lines([line + b"\n" for line in lines], limits(**late), snapshot_records(snapshot()))
+    app = "rockskill" if lateness is None else "rockskillheld"  # no dash: `changelog_last` splits on them
+    settings = {"SUNSET_BATCH_SIZE": "500"} | ({} if lateness is None else {"SUNSET_ALLOWED_LATENESS": str(lateness)})
+    worker = Worker(broker, app, tmp_path / "worker", partitions=PARTITIONS, SUNSET_STORE="rocksdb://", **settings)
     create_topic(broker.bootstrap, f"{app}-in", PARTITIONS)
     produce(broker.bootstrap, f"{app}-in", seed + lines, keyed=True)
     worker.start()
@@ -143,6 +147,8 @@ def test_rocksdb_store_killed_with_unwritten_changes_restarts_to_the_replays_res
         found = worker_results(worker, broker, app, doc)
         assert found["tallies"] == doc["downloads"]
         assert found["findings"] == {f["id"]: f for f in doc["findings"]}
+        if lateness is not None:
+            assert "again for their held events" in worker.log.read_text()
     finally:
         worker.stop()
 
